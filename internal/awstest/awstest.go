@@ -1,0 +1,206 @@
+// Package awstest gives integration tests (build tag "integration") what they
+// need from an AWS endpoint: configuration from the environment only, unique
+// resource names, and resources that clean up after themselves.
+//
+// AWS_ENDPOINT_URL is the one switch: `make test` points it at the emulator
+// it starts (moto_server, or LocalStack when one already listens on 4566).
+// Without it the tests refuse to run unless SKILLDROP_TEST_REAL_AWS=1, so a
+// stray shell with production credentials never creates resources by accident.
+package awstest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Config loads the SDK configuration from the environment, filling in the
+// emulator's dummy credentials and region when none are set.
+func Config(t testing.TB) aws.Config {
+	t.Helper()
+	endpoint := os.Getenv("AWS_ENDPOINT_URL")
+	if endpoint == "" && os.Getenv("SKILLDROP_TEST_REAL_AWS") != "1" {
+		t.Fatal("AWS_ENDPOINT_URL is not set: run the integration tests with `make test` (which starts the emulator), " +
+			"or set AWS_ENDPOINT_URL=http://127.0.0.1:4566, or SKILLDROP_TEST_REAL_AWS=1 for real AWS")
+	}
+	return ConfigFor(t, endpoint)
+}
+
+// ConfigFor is Config against an explicit endpoint ("" for the environment's).
+func ConfigFor(t testing.TB, endpoint string) aws.Config {
+	t.Helper()
+	opts := []func(*config.LoadOptions) error{}
+	if endpoint != "" {
+		opts = append(opts, config.WithBaseEndpoint(endpoint))
+		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+			t.Setenv("AWS_ACCESS_KEY_ID", "test")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+		}
+	}
+	if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
+		opts = append(opts, config.WithRegion("us-east-1"))
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		t.Fatalf("load AWS config: %v", err)
+	}
+	return cfg
+}
+
+// Name returns a unique lowercase name, valid for buckets and queues.
+func Name(t testing.TB, prefix string) string {
+	t.Helper()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ToLower(prefix) + "-" + hex.EncodeToString(b[:])
+}
+
+// S3 returns an S3 client for cfg, path-style when an endpoint is set.
+func S3(cfg aws.Config) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = cfg.BaseEndpoint != nil })
+}
+
+// Bucket creates a uniquely named bucket and empties and deletes it when the
+// test ends.
+func Bucket(t testing.TB, cfg aws.Config) string {
+	t.Helper()
+	name := Name(t, "skilldrop-test")
+	client := S3(cfg)
+	ctx := context.Background()
+	if _, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		t.Fatalf("create bucket %s: %v", name, err)
+	}
+	t.Cleanup(func() { DeleteBucket(t, client, name) })
+	return name
+}
+
+// DeleteBucket removes every object version and the bucket; failures are logged, not fatal.
+func DeleteBucket(t testing.TB, client *s3.Client, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := s3.NewListObjectVersionsPaginator(client, &s3.ListObjectVersionsInput{Bucket: &bucket})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Logf("cleanup: list %s: %v", bucket, err)
+			return
+		}
+		var ids []s3types.ObjectIdentifier
+		for _, v := range page.Versions {
+			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+		}
+		for len(ids) > 0 {
+			n := min(len(ids), 1000)
+			if _, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &bucket, Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}}); err != nil {
+				t.Logf("cleanup: delete objects in %s: %v", bucket, err)
+				return
+			}
+			ids = ids[n:]
+		}
+	}
+	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+		t.Logf("cleanup: delete bucket %s: %v", bucket, err)
+	}
+}
+
+// Queue creates a uniquely named SQS queue, deleted when the test ends, and
+// returns its URL and ARN.
+func Queue(t testing.TB, cfg aws.Config) (url, arn string) {
+	t.Helper()
+	client := sqs.NewFromConfig(cfg)
+	ctx := context.Background()
+	name := Name(t, "skilldrop-test")
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name})
+	if err != nil {
+		t.Fatalf("create queue %s: %v", name, err)
+	}
+	url = *out.QueueUrl
+	t.Cleanup(func() {
+		if _, err := client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &url}); err != nil {
+			t.Logf("cleanup: delete queue %s: %v", name, err)
+		}
+	})
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatalf("queue attributes %s: %v", name, err)
+	}
+	return url, attrs.Attributes["QueueArn"]
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// PrivateMoto starts a moto_server of the test's own on a free loopback port,
+// for tests that must stop the emulator mid-way; it returns the endpoint and
+// a stop function (also run at cleanup). It never touches the shared emulator.
+func PrivateMoto(t testing.TB) (endpoint string, stop func()) {
+	t.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		t.Fatalf("moto_server not found (pip install 'moto[server]'): %v", err)
+	}
+	port := FreePort(t)
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start moto_server: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	t.Cleanup(stop)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		select {
+		case <-done:
+			t.Fatal("private moto_server exited before listening")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(errors.New("private moto_server did not listen within 30s"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "http://" + addr, stop
+}

@@ -1,0 +1,158 @@
+package skillmd
+
+import (
+	"fmt"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Skill is a parsed and validated SKILL.md.
+type Skill struct {
+	Name          string
+	Description   string
+	License       string
+	Compatibility string
+	AllowedTools  []string
+	Metadata      map[string]string
+	// Version is the top-level "version" key, kept raw; most publishers put
+	// the version in metadata.version instead.
+	Version string
+	// Extras holds other recognised scalar keys seen in the wild (category, author, …).
+	Extras map[string]string
+	// Warnings name keys that were ignored.
+	Warnings []string
+	Body     []byte
+}
+
+// knownSkillExtras are accepted without a warning; they carry no meaning here.
+var knownSkillExtras = map[string]bool{
+	"category": true, "author": true, "tags": true, "homepage": true,
+	"repository": true, "keywords": true, "model": true, "disable-model-invocation": true,
+	"user-invocable": true, "argument-hint": true, "context": true, "agent": true, "hooks": true,
+}
+
+// ParseSkill parses and validates a SKILL.md document.
+func ParseSkill(doc []byte) (*Skill, error) {
+	front, body, err := split(doc)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := decode(front)
+	if err != nil {
+		return nil, err
+	}
+	s := &Skill{Body: body}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.key] = true
+		switch f.key {
+		case "name":
+			s.Name, err = str(f)
+		case "description":
+			s.Description, err = str(f)
+		case "license":
+			s.License, err = scalar(f)
+		case "compatibility":
+			s.Compatibility, err = str(f)
+		case "allowed-tools":
+			s.AllowedTools, err = stringList(f)
+		case "metadata":
+			s.Metadata, err = stringMap(f)
+		case "version":
+			s.Version, err = scalar(f)
+		default:
+			if knownSkillExtras[f.key] {
+				if v, e := scalar(f); e == nil {
+					if s.Extras == nil {
+						s.Extras = map[string]string{}
+					}
+					s.Extras[f.key] = v
+				}
+				continue
+			}
+			s.Warnings = append(s.Warnings, fmt.Sprintf("unknown frontmatter key %q ignored", clip(f.key)))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !seen["name"] {
+		return nil, fail(CodeInvalidFrontmatter, "name", "is required")
+	}
+	if err := ValidateName(s.Name); err != nil {
+		return nil, err
+	}
+	if !seen["description"] {
+		return nil, fail(CodeInvalidFrontmatter, "description", "is required")
+	}
+	if err := checkLen("description", s.Description, 1, MaxDescriptionLen); err != nil {
+		return nil, err
+	}
+	if err := checkLen("compatibility", s.Compatibility, 0, MaxCompatibilityLen); err != nil {
+		return nil, err
+	}
+	if _, err := s.VersionLabel(); err != nil {
+		return nil, err
+	}
+	if err := checkBody(body, false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// VersionLabel returns metadata.version, else the top-level version, else ""
+// (the caller then derives a label from the content digest).
+func (s *Skill) VersionLabel() (string, error) {
+	return label(s.Metadata, s.Version)
+}
+
+// Subagent returns metadata.subagent: the sub-agent this skill routes to, if any.
+func (s *Skill) Subagent() string { return s.Metadata["subagent"] }
+
+func label(meta map[string]string, top string) (string, error) {
+	v := meta["version"]
+	if v == "" {
+		v = top
+	}
+	if v == "" {
+		return "", nil
+	}
+	if err := ValidateVersion(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// stringMap decodes a mapping of string keys to scalar values, kept raw.
+func stringMap(f field) (map[string]string, error) {
+	n := resolve(f.node)
+	if n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fail(CodeInvalidFrontmatter, f.key, "must be a mapping of strings to strings")
+	}
+	m := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode {
+			return nil, fail(CodeInvalidFrontmatter, f.key, "must be a mapping of strings to strings (key %q)", clip(k.Value))
+		}
+		if _, dup := m[k.Value]; dup {
+			return nil, fail(CodeInvalidFrontmatter, f.key, "key %q appears more than once", clip(k.Value))
+		}
+		m[k.Value] = v.Value
+	}
+	return m, nil
+}
+
+// SortedKeys returns the keys of m in order, for stable output.
+func SortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

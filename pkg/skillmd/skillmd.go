@@ -1,0 +1,269 @@
+// Package skillmd parses and validates the YAML frontmatter of SKILL.md files
+// (Agent Skills) and agent.md files (sub-agents).
+//
+// A document starts with a line "---", then YAML, then a closing "---" line,
+// then a Markdown body. Validation follows the Agent Skills specification;
+// common extra keys seen in the wild are accepted and unknown keys are
+// reported as warnings, not errors.
+package skillmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Limits of the Agent Skills specification and of skilldrop.
+const (
+	MaxNameLen          = 64
+	MaxDescriptionLen   = 1024
+	MaxCompatibilityLen = 500
+	MaxVersionLen       = 64
+	// MaxFrontmatterBytes bounds the YAML a parser is ever handed; real
+	// frontmatter is a few hundred bytes.
+	MaxFrontmatterBytes = 64 << 10
+)
+
+// Stable error codes.
+const (
+	CodeInvalidFrontmatter = "invalid_frontmatter"
+	CodeInvalidBody        = "invalid_body"
+	CodeInvalidVersion     = "invalid_version"
+	CodeReservedName       = "reserved_name"
+	CodeReservedVersion    = "reserved_version"
+)
+
+// Error is a validation failure with a stable code and the offending field.
+type Error struct {
+	Code  string // one of the Code constants
+	Field string // frontmatter key, "" for the document as a whole
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Code + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Code, e.Field, e.Msg)
+}
+
+func fail(code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// reservedNames collide with the service's own routes (/skills/v1/…,
+// /api/v1/skills/check-updates, …/latest).
+var reservedNames = map[string]bool{"v1": true, "check-updates": true, "latest": true}
+
+// ValidateName checks a skill or sub-agent name: 1–64 characters of a-z, 0-9
+// and '-', no leading, trailing or doubled hyphen, not reserved.
+func ValidateName(name string) error {
+	if name == "" {
+		return fail(CodeInvalidFrontmatter, "name", "is required")
+	}
+	if len(name) > MaxNameLen {
+		return fail(CodeInvalidFrontmatter, "name", "is %d characters, at most %d allowed", len(name), MaxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return fail(CodeInvalidFrontmatter, "name", "%q: only lowercase letters, digits and hyphens are allowed", clip(name))
+		}
+	}
+	if name[0] == '-' || name[len(name)-1] == '-' {
+		return fail(CodeInvalidFrontmatter, "name", "%q must not start or end with a hyphen", name)
+	}
+	if strings.Contains(name, "--") {
+		return fail(CodeInvalidFrontmatter, "name", "%q must not contain consecutive hyphens", name)
+	}
+	if reservedNames[name] {
+		return fail(CodeReservedName, "name", "%q is reserved by the service's routes", name)
+	}
+	return nil
+}
+
+// ValidateVersion checks a version label: 1–64 letters, digits, '.', '-' or
+// '+'; "latest" is reserved.
+func ValidateVersion(v string) error {
+	if v == "" || len(v) > MaxVersionLen {
+		return fail(CodeInvalidVersion, "version", "must be 1 to %d characters, got %d", MaxVersionLen, len(v))
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '-' && c != '+' {
+			return fail(CodeInvalidVersion, "version", "%q: only letters, digits, '.', '-' and '+' are allowed", clip(v))
+		}
+	}
+	if strings.EqualFold(v, "latest") {
+		return fail(CodeReservedVersion, "version", "%q is reserved: it names the newest version", v)
+	}
+	return nil
+}
+
+// split separates frontmatter from body. The document must start with a
+// "---" line (an optional UTF-8 byte order mark is tolerated) and the YAML
+// ends at the next line that is exactly "---".
+func split(doc []byte) (front, body []byte, err error) {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	first, rest, _ := cutLine(doc)
+	if string(first) != "---" {
+		return nil, nil, fail(CodeInvalidFrontmatter, "", "the document must start with a '---' line opening the YAML frontmatter")
+	}
+	off := 0
+	for off <= len(rest) {
+		line, next, more := cutLine(rest[off:])
+		if string(line) == "---" {
+			front = rest[:off]
+			if more {
+				body = next
+			}
+			if len(front) > MaxFrontmatterBytes {
+				return nil, nil, fail(CodeInvalidFrontmatter, "", "frontmatter is %d bytes, at most %d allowed", len(front), MaxFrontmatterBytes)
+			}
+			return front, body, nil
+		}
+		if !more {
+			break
+		}
+		off = len(rest) - len(next)
+		if off > MaxFrontmatterBytes {
+			return nil, nil, fail(CodeInvalidFrontmatter, "", "frontmatter exceeds %d bytes or is not closed by a '---' line", MaxFrontmatterBytes)
+		}
+	}
+	return nil, nil, fail(CodeInvalidFrontmatter, "", "the frontmatter is not closed by a '---' line")
+}
+
+// cutLine returns the first line without its terminator (\n or \r\n), the
+// remainder, and whether a terminator was found.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return bytes.TrimSuffix(b, []byte("\r")), nil, false
+	}
+	return bytes.TrimSuffix(b[:i], []byte("\r")), b[i+1:], true
+}
+
+// field is one top-level frontmatter key with its YAML node.
+type field struct {
+	key  string
+	node *yaml.Node
+}
+
+// decode parses the frontmatter into its top-level mapping, preserving order.
+func decode(front []byte) ([]field, error) {
+	if !utf8.Valid(front) {
+		return nil, fail(CodeInvalidFrontmatter, "", "frontmatter is not valid UTF-8")
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil {
+		return nil, fail(CodeInvalidFrontmatter, "", "YAML: %s", clip(err.Error()))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, fail(CodeInvalidFrontmatter, "", "frontmatter is empty")
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil, fail(CodeInvalidFrontmatter, "", "frontmatter must be a YAML mapping")
+	}
+	fields := make([]field, 0, len(m.Content)/2)
+	seen := make(map[string]bool, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			return nil, fail(CodeInvalidFrontmatter, "", "frontmatter keys must be strings")
+		}
+		if seen[k.Value] {
+			return nil, fail(CodeInvalidFrontmatter, clip(k.Value), "appears more than once")
+		}
+		seen[k.Value] = true
+		fields = append(fields, field{key: k.Value, node: m.Content[i+1]})
+	}
+	return fields, nil
+}
+
+// scalar returns the raw text of a scalar node: "1.10" stays "1.10".
+func scalar(f field) (string, error) {
+	n := resolve(f.node)
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", fail(CodeInvalidFrontmatter, f.key, "must be a scalar value")
+	}
+	return n.Value, nil
+}
+
+func str(f field) (string, error) {
+	n := resolve(f.node)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return "", fail(CodeInvalidFrontmatter, f.key, "must be a string")
+	}
+	return n.Value, nil
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// stringList accepts a YAML sequence of strings or a single string of
+// space- or comma-separated items (both appear in the wild).
+func stringList(f field) ([]string, error) {
+	n := resolve(f.node)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return nil, nil
+		}
+		return strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }), nil
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			c = resolve(c)
+			if c.Kind != yaml.ScalarNode {
+				return nil, fail(CodeInvalidFrontmatter, f.key, "must be a list of strings")
+			}
+			out = append(out, c.Value)
+		}
+		return out, nil
+	}
+	return nil, fail(CodeInvalidFrontmatter, f.key, "must be a string or a list of strings")
+}
+
+func checkLen(field, v string, lo, hi int) error {
+	n := utf8.RuneCountInString(v)
+	if n < lo || n > hi {
+		if lo > 0 && n == 0 {
+			return fail(CodeInvalidFrontmatter, field, "is required and must not be empty")
+		}
+		return fail(CodeInvalidFrontmatter, field, "is %d characters, at most %d allowed", n, hi)
+	}
+	return nil
+}
+
+func checkBody(body []byte, requireText bool) error {
+	if !utf8.Valid(body) {
+		return fail(CodeInvalidBody, "", "the body is not valid UTF-8")
+	}
+	if requireText && len(bytes.TrimSpace(body)) == 0 {
+		return fail(CodeInvalidBody, "", "the body must not be empty")
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// AsError unwraps err to an *Error when it is one.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
