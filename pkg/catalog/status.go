@@ -1,0 +1,48 @@
+package catalog
+
+import "time"
+
+// MaxRejections bounds the rejection history kept in the status document.
+const MaxRejections = 200
+
+// Status is the operator-facing status document (StatusKey): recent
+// rejections with their reasons, and warnings about accepted keys.
+type Status struct {
+	Schema    int       `json:"schema"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Rejections, newest first, at most MaxRejections.
+	Rejections []Rejection `json:"rejections"`
+	// Warnings by bucket key, replaced whenever the key is indexed again.
+	Warnings map[string][]string `json:"warnings,omitempty"`
+}
+
+// Rejection records one refused upload or config.
+type Rejection struct {
+	Key     string    `json:"key"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	Time    time.Time `json:"time"`
+}
+
+// NewStatus returns an empty status document.
+func NewStatus() *Status { return &Status{Schema: SchemaVersion, Warnings: map[string][]string{}} }
+
+// Reject records a rejection, newest first, dropping the oldest beyond MaxRejections.
+func (s *Status) Reject(r Rejection) {
+	s.Rejections = append([]Rejection{r}, s.Rejections...)
+	if len(s.Rejections) > MaxRejections {
+		s.Rejections = s.Rejections[:MaxRejections]
+	}
+}
+
+// Warn replaces the warnings recorded for key (none clears them).
+func (s *Status) Warn(key string, warnings []string) {
+	if s.Warnings == nil {
+		s.Warnings = map[string][]string{}
+	}
+	if len(warnings) == 0 {
+		delete(s.Warnings, key)
+		return
+	}
+	s.Warnings[key] = warnings
+}

@@ -1,0 +1,101 @@
+// Package store is the object store skilldrop keeps everything in: the
+// operator's drops, the validated blobs and the catalog. It has two
+// implementations with the same behaviour, checked by one contract test
+// suite: S3 (for Lambda) and a local directory laid out like the bucket (for
+// `skilldrop serve` and tests).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Errors every implementation returns, testable with errors.Is.
+var (
+	// ErrNotFound: the key does not exist (S3 404 / NoSuchKey).
+	ErrNotFound = errors.New("store: object not found")
+	// ErrPreconditionFailed: a conditional write lost (S3 412, or 409 on a
+	// concurrent conditional write). For IfMatch it means "re-read and
+	// retry"; for IfNoneMatch "*" it means the key already exists.
+	ErrPreconditionFailed = errors.New("store: precondition failed")
+	// ErrNotModified: a Get with IfNoneMatch found the same ETag (S3 304).
+	ErrNotModified = errors.New("store: not modified")
+	// ErrTooLarge: ReadAll found more bytes than its limit allowed.
+	ErrTooLarge = errors.New("store: object larger than allowed")
+	// ErrInvalidKey: the key is not a clean relative slash-separated path.
+	ErrInvalidKey = errors.New("store: invalid key")
+)
+
+// Info describes a stored object.
+type Info struct {
+	Key          string
+	ETag         string // opaque and quoted, as S3 returns it; changes whenever the bytes change
+	Size         int64
+	LastModified time.Time
+}
+
+// Object is an open object; the caller closes Body.
+type Object struct {
+	Info
+	Body io.ReadCloser
+}
+
+// GetOptions make a Get conditional.
+type GetOptions struct {
+	// IfNoneMatch, when set, makes Get return ErrNotModified if the object's
+	// ETag still equals it: a cheap revalidation of a cached copy.
+	IfNoneMatch string
+}
+
+// PutOptions make a Put conditional. At most one of IfMatch and IfNoneMatch is set.
+type PutOptions struct {
+	// IfMatch writes only if the object exists with this ETag
+	// (ErrPreconditionFailed otherwise; ErrNotFound if it does not exist).
+	IfMatch string
+	// IfNoneMatch "*" writes only if the key does not exist (ErrPreconditionFailed otherwise).
+	IfNoneMatch string
+	ContentType string
+}
+
+// Store is the object store interface the rest of skilldrop depends on.
+type Store interface {
+	// Get opens an object. A missing key is ErrNotFound.
+	Get(ctx context.Context, key string, opts GetOptions) (*Object, error)
+	// Head describes an object without reading it. A missing key is ErrNotFound.
+	Head(ctx context.Context, key string) (Info, error)
+	// Put stores body under key, honouring the conditions, and returns the new Info.
+	Put(ctx context.Context, key string, body []byte, opts PutOptions) (Info, error)
+	// List returns every object whose key starts with prefix, in key order.
+	List(ctx context.Context, prefix string) ([]Info, error)
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// ReadAll reads a whole object, refusing more than limit bytes (limit <= 0:
+// no limit) with ErrTooLarge, so a hostile or corrupted object never makes a
+// caller buffer more than it planned for.
+func ReadAll(ctx context.Context, s Store, key string, limit int64) ([]byte, Info, error) {
+	obj, err := s.Get(ctx, key, GetOptions{})
+	if err != nil {
+		return nil, Info{}, err
+	}
+	defer func() { _ = obj.Body.Close() }()
+	if limit > 0 && obj.Size > limit {
+		return nil, obj.Info, fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, key, obj.Size, limit)
+	}
+	r := io.Reader(obj.Body)
+	if limit > 0 {
+		r = io.LimitReader(obj.Body, limit+1)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, obj.Info, fmt.Errorf("read %s: %w", key, err)
+	}
+	if limit > 0 && int64(len(b)) > limit {
+		return nil, obj.Info, fmt.Errorf("%w: %s has more than %d bytes", ErrTooLarge, key, limit)
+	}
+	return b, obj.Info, nil
+}
