@@ -1,0 +1,518 @@
+// Package skillsconfig parses and validates agent-skills.yaml, the optional
+// operator configuration at the root of the bucket: visibility and overrides
+// for dropped skills and sub-agents, entries of its own (inline body, a file
+// under files/, or an external URL), per-entry caps, and listings.
+//
+// A config is valid or rejected whole: unknown keys, duplicate names or URLs,
+// invalid values and URLs that collide with the service's own routes are all
+// errors, so the previous config stays in force.
+package skillsconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/skillmd"
+)
+
+// Key is the bucket key of the config.
+const Key = "agent-skills.yaml"
+
+// MaxBytes bounds the config document.
+const MaxBytes = 1 << 20
+
+// CodeInvalidConfig is the stable code of every config rejection.
+const CodeInvalidConfig = "invalid_config"
+
+// DefaultMaxArtifactBytes is the service-wide cap on an artifact's own size:
+// a buffered Lambda response carries about 4.4 MiB of binary after base64.
+const DefaultMaxArtifactBytes = 4 << 20
+
+// Ceilings for per-entry caps: an entry may raise the entry, expanded-byte
+// and ratio caps up to these, and may only lower max_artifact_bytes.
+const (
+	ceilEntries       = 65536
+	ceilExpandedBytes = 256 << 20
+	ceilRatio         = 10000
+)
+
+// Error is a config rejection; Field locates the problem (e.g. "skills[2].url").
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return CodeInvalidConfig + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: %s: %s", CodeInvalidConfig, e.Field, e.Msg)
+}
+
+// Code returns the stable rejection code.
+func (e *Error) Code() string { return CodeInvalidConfig }
+
+func fail(field, format string, args ...any) *Error {
+	return &Error{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Config is a validated agent-skills.yaml.
+type Config struct {
+	Skills    []Entry   // top-level skill entries, in document order
+	Subagents []Entry   // sub-agent entries, in document order
+	Listings  []Listing // in name order
+	Digest    digest.Digest
+}
+
+// Listing is one listing of the config.
+type Listing struct {
+	Name string
+	// Refs name top-level skills included in this listing too.
+	Refs []string
+	// Entries are skills of this listing only (or overrides of skills
+	// dropped under listings/<name>/skills/).
+	Entries []Entry
+}
+
+// Caps are per-entry archive caps; zero means "the service default".
+type Caps struct {
+	MaxArtifactBytes      int64
+	MaxEntries            int
+	MaxExpandedBytes      int64
+	MaxDecompressionRatio float64
+	MaxClockSkewSecs      int // accepted, no effect
+}
+
+// Entry is one skill or sub-agent entry.
+type Entry struct {
+	Name    string
+	Listing string // "" for top-level and sub-agent entries
+	Kind    catalog.Kind
+	// Visibility is "" when the entry does not set it (public, unless another layer decides).
+	Visibility  catalog.Visibility
+	Description string
+	Type        artifact.Type // "" when not given
+	// URL as written; Path is the origin-root-absolute path it resolves to
+	// (for relative and path-absolute URLs); ExternalURL is set instead for
+	// fully-qualified ones.
+	URL         string
+	Path        string
+	ExternalURL string
+	Digest      digest.Digest // pinned digest of an external entry
+	FilePath    string        // bucket key under files/ holding the bytes
+	Body        string        // inline document
+	Caps        Caps
+	Field       string // where the entry is in the document, for messages
+}
+
+// Defines reports whether the entry brings bytes of its own (body, path or
+// external URL) rather than only settings for a dropped skill.
+func (e *Entry) Defines() bool { return e.Body != "" || e.FilePath != "" || e.ExternalURL != "" }
+
+// Touches returns every config entry naming the skill (listing, name) —
+// "" listing for top-level — or the sub-agent name when kind is KindSubagent.
+func (c *Config) Touches(kind catalog.Kind, listing, name string) *Entry {
+	if c == nil {
+		return nil
+	}
+	list := c.Skills
+	switch {
+	case kind == catalog.KindSubagent:
+		list = c.Subagents
+	case listing != "":
+		list = nil
+		for i := range c.Listings {
+			if c.Listings[i].Name == listing {
+				list = c.Listings[i].Entries
+			}
+		}
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// raw types mirror the YAML; decoding with KnownFields rejects unknown keys.
+type rawConfig struct {
+	Version   *int                  `yaml:"version"`
+	Skills    []rawEntry            `yaml:"skills"`
+	Subagents []rawEntry            `yaml:"subagents"`
+	Listings  map[string]rawListing `yaml:"listings"`
+}
+
+type rawListing struct {
+	Skills []rawEntry `yaml:"skills"`
+}
+
+type rawEntry struct {
+	Name                  string   `yaml:"name"`
+	Visibility            string   `yaml:"visibility"`
+	Description           *string  `yaml:"description"`
+	Type                  string   `yaml:"type"`
+	URL                   string   `yaml:"url"`
+	Digest                string   `yaml:"digest"`
+	Path                  string   `yaml:"path"`
+	Body                  *string  `yaml:"body"`
+	MaxDecompressionRatio *float64 `yaml:"max_decompression_ratio"`
+	MaxEntries            *int     `yaml:"max_entries"`
+	MaxExpandedBytes      *int64   `yaml:"max_expanded_bytes"`
+	MaxArtifactBytes      *int64   `yaml:"max_artifact_bytes"`
+	MaxClockSkewSecs      *int     `yaml:"max_clock_skew_secs"`
+}
+
+// nameOnly reports whether the entry carries nothing but a name (a listing reference).
+func (r *rawEntry) nameOnly() bool {
+	return *r == rawEntry{Name: r.Name}
+}
+
+// Parse validates an agent-skills.yaml document.
+func Parse(doc []byte) (*Config, error) {
+	if len(doc) > MaxBytes {
+		return nil, fail("", "the config is %d bytes, at most %d allowed", len(doc), MaxBytes)
+	}
+	if !utf8.Valid(doc) {
+		return nil, fail("", "the config is not valid UTF-8")
+	}
+	var raw rawConfig
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fail("", "YAML: %s", clip(err.Error()))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fail("", "the config must be a single YAML document")
+	}
+	if raw.Version != nil && *raw.Version != 1 {
+		return nil, fail("version", "%d is not supported; the only version is 1", *raw.Version)
+	}
+	c := &Config{Digest: digest.Of(doc)}
+	paths := map[string]string{} // resolved URL path → field, to catch duplicates
+	seen := map[string]string{}
+	for i := range raw.Skills {
+		field := fmt.Sprintf("skills[%d]", i)
+		e, err := entry(&raw.Skills[i], field, "", catalog.KindSkill, paths)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[e.Name]; dup {
+			return nil, fail(field+".name", "%q is also defined at %s", e.Name, prev)
+		}
+		seen[e.Name] = field
+		c.Skills = append(c.Skills, e)
+	}
+	seen = map[string]string{}
+	for i := range raw.Subagents {
+		field := fmt.Sprintf("subagents[%d]", i)
+		e, err := entry(&raw.Subagents[i], field, "", catalog.KindSubagent, paths)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[e.Name]; dup {
+			return nil, fail(field+".name", "%q is also defined at %s", e.Name, prev)
+		}
+		seen[e.Name] = field
+		c.Subagents = append(c.Subagents, e)
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw.Listings)) {
+		field := "listings." + clip(name)
+		if err := skillmd.ValidateName(name); err != nil {
+			return nil, fail(field, "listing name: %s", nameMsg(err))
+		}
+		l := Listing{Name: name}
+		seen = map[string]string{}
+		for i := range raw.Listings[name].Skills {
+			r := &raw.Listings[name].Skills[i]
+			f := fmt.Sprintf("%s.skills[%d]", field, i)
+			if err := skillmd.ValidateName(r.Name); err != nil {
+				return nil, fail(f+".name", "%s", nameMsg(err))
+			}
+			if prev, dup := seen[r.Name]; dup {
+				return nil, fail(f+".name", "%q is also listed at %s", r.Name, prev)
+			}
+			seen[r.Name] = f
+			if r.nameOnly() {
+				l.Refs = append(l.Refs, r.Name)
+				continue
+			}
+			e, err := entry(r, f, name, catalog.KindSkill, paths)
+			if err != nil {
+				return nil, err
+			}
+			l.Entries = append(l.Entries, e)
+		}
+		c.Listings = append(c.Listings, l)
+	}
+	return c, nil
+}
+
+func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[string]string) (Entry, error) {
+	e := Entry{Name: r.Name, Listing: listing, Kind: kind, Field: field}
+	if err := skillmd.ValidateName(r.Name); err != nil {
+		return e, fail(field+".name", "%s", nameMsg(err))
+	}
+	switch r.Visibility {
+	case "":
+	case string(catalog.Public), string(catalog.Authenticated):
+		e.Visibility = catalog.Visibility(r.Visibility)
+	default:
+		return e, fail(field+".visibility", "%q: want public or authenticated", clip(r.Visibility))
+	}
+	if r.Description != nil {
+		n := utf8.RuneCountInString(*r.Description)
+		if n == 0 || n > skillmd.MaxDescriptionLen {
+			return e, fail(field+".description", "must be 1 to %d characters, got %d", skillmd.MaxDescriptionLen, n)
+		}
+		e.Description = *r.Description
+	}
+	switch t := artifact.Type(r.Type); {
+	case r.Type == "":
+	case kind == catalog.KindSubagent && t == artifact.TypeAgentMD,
+		kind == catalog.KindSkill && (t == artifact.TypeSkillMD || t == artifact.TypeArchive):
+		e.Type = t
+	default:
+		want := "skill-md or archive"
+		if kind == catalog.KindSubagent {
+			want = "agent-md"
+		}
+		return e, fail(field+".type", "%q: want %s", clip(r.Type), want)
+	}
+	sources := 0
+	if r.Body != nil {
+		sources++
+		if *r.Body == "" {
+			return e, fail(field+".body", "must not be empty")
+		}
+		if e.Type == artifact.TypeArchive {
+			return e, fail(field+".body", "an inline body is a markdown document; archives need path")
+		}
+		e.Body = *r.Body
+	}
+	if r.Path != "" {
+		sources++
+		if err := filePath(r.Path); err != nil {
+			return e, fail(field+".path", "%s", err)
+		}
+		e.FilePath = r.Path
+	}
+	if r.URL != "" {
+		u, err := url.Parse(r.URL)
+		if err != nil || r.URL != strings.TrimSpace(r.URL) {
+			return e, fail(field+".url", "%q is not a valid URL", clip(r.URL))
+		}
+		if u.IsAbs() {
+			if u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "" {
+				return e, fail(field+".url", "external URLs must be https://host/… without credentials or fragment")
+			}
+			sources++
+			e.URL, e.ExternalURL = r.URL, r.URL
+		} else {
+			p, err := servedPath(r.URL, listing, kind)
+			if err != nil {
+				return e, fail(field+".url", "%s", err)
+			}
+			if prev, dup := paths[p]; dup {
+				return e, fail(field+".url", "%s is also the URL of %s", p, prev)
+			}
+			paths[p] = field
+			e.URL, e.Path = r.URL, p
+		}
+	}
+	if sources > 1 {
+		return e, fail(field, "set at most one of body, path and an external url")
+	}
+	if r.Digest != "" {
+		if e.ExternalURL == "" {
+			return e, fail(field+".digest", "a pinned digest is only for external (https://) URLs")
+		}
+		d, err := digest.Parse(r.Digest)
+		if err != nil {
+			return e, fail(field+".digest", "%s", err)
+		}
+		e.Digest = d
+	}
+	if e.Defines() && e.Type == "" && kind == catalog.KindSkill {
+		if e.Body == "" {
+			return e, fail(field+".type", "is required for an entry with its own bytes (skill-md or archive)")
+		}
+		e.Type = artifact.TypeSkillMD
+	}
+	if kind == catalog.KindSubagent && e.Defines() {
+		e.Type = artifact.TypeAgentMD
+	}
+	if e.ExternalURL != "" && !e.Digest.IsZero() && e.Description == "" {
+		// A pinned entry's bytes are never read, so no frontmatter supplies one.
+		return e, fail(field+".description", "is required for an external entry with a pinned digest")
+	}
+	caps, err := capsOf(r, field)
+	if err != nil {
+		return e, err
+	}
+	e.Caps = caps
+	return e, nil
+}
+
+func capsOf(r *rawEntry, field string) (Caps, error) {
+	var c Caps
+	if r.MaxArtifactBytes != nil {
+		if *r.MaxArtifactBytes <= 0 || *r.MaxArtifactBytes > DefaultMaxArtifactBytes {
+			return c, fail(field+".max_artifact_bytes", "must be 1 to %d (it may lower, never raise, the service cap)", DefaultMaxArtifactBytes)
+		}
+		c.MaxArtifactBytes = *r.MaxArtifactBytes
+	}
+	if r.MaxEntries != nil {
+		if *r.MaxEntries <= 0 || *r.MaxEntries > ceilEntries {
+			return c, fail(field+".max_entries", "must be 1 to %d", ceilEntries)
+		}
+		c.MaxEntries = *r.MaxEntries
+	}
+	if r.MaxExpandedBytes != nil {
+		if *r.MaxExpandedBytes <= 0 || *r.MaxExpandedBytes > ceilExpandedBytes {
+			return c, fail(field+".max_expanded_bytes", "must be 1 to %d", ceilExpandedBytes)
+		}
+		c.MaxExpandedBytes = *r.MaxExpandedBytes
+	}
+	if r.MaxDecompressionRatio != nil {
+		if !(*r.MaxDecompressionRatio >= 1 && *r.MaxDecompressionRatio <= ceilRatio) {
+			return c, fail(field+".max_decompression_ratio", "must be 1 to %d", ceilRatio)
+		}
+		c.MaxDecompressionRatio = *r.MaxDecompressionRatio
+	}
+	if r.MaxClockSkewSecs != nil {
+		if *r.MaxClockSkewSecs < 0 || *r.MaxClockSkewSecs > 86400 {
+			return c, fail(field+".max_clock_skew_secs", "must be 0 to 86400")
+		}
+		c.MaxClockSkewSecs = *r.MaxClockSkewSecs
+	}
+	return c, nil
+}
+
+// filePath checks a path: key; the bytes of config entries live under files/.
+func filePath(p string) error {
+	if !strings.HasPrefix(p, "files/") || len(p) == len("files/") {
+		return errors.New("must be a bucket key under files/")
+	}
+	return cleanKey(p)
+}
+
+func cleanKey(p string) error {
+	if strings.HasPrefix(p, "/") {
+		return errors.New("must be relative")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%q has an empty, '.' or '..' element", clip(p))
+		}
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '\\' || r == '%' || r == '?' || r == '#' {
+			return fmt.Errorf("%q contains %q", clip(p), r)
+		}
+	}
+	return nil
+}
+
+// ListingPrefix is where a listing's index and artifacts are served.
+func ListingPrefix(listing string) string { return "/.well-known/agent-skills/" + listing + "/" }
+
+// servedPath resolves a relative or path-absolute URL: relative ones against
+// the listing's own base (the origin root for top-level entries), so both
+// spellings name the same address; then refuses the service's own routes.
+func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
+	if strings.ContainsAny(raw, "?#") {
+		return "", errors.New("must not have a query or fragment")
+	}
+	base := "/"
+	if listing != "" {
+		base = ListingPrefix(listing)
+	}
+	p := raw
+	if strings.HasPrefix(raw, "//") {
+		return "", errors.New("a URL starting with // names another host; use https://")
+	}
+	if strings.HasPrefix(raw, "/") {
+		p = raw[1:]
+		if listing != "" {
+			// A path-absolute URL of a listing entry names the same address
+			// as its relative spelling: under the listing's prefix.
+			if rel, ok := strings.CutPrefix(raw, ListingPrefix(listing)); ok {
+				p = rel
+			}
+		}
+	}
+	if err := cleanKey(p); err != nil {
+		return "", err
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return "", fmt.Errorf("%q: path elements must not start with '.' (/.well-known/ belongs to the service)", clip(raw))
+		}
+	}
+	full := path.Clean(base + p)
+	if kind == catalog.KindSubagent {
+		return "", errors.New("sub-agents are served under /api/v1/subagents/ only; a url is not accepted")
+	}
+	if reason := reserved(full, listing); reason != "" {
+		return "", fmt.Errorf("%s collides with %s", full, reason)
+	}
+	return full, nil
+}
+
+// reserved says which of the service's own routes a path collides with.
+func reserved(p, listing string) string {
+	switch {
+	case p == "/manifest.json":
+		return "the native manifest"
+	case p == "/mcp" || strings.HasPrefix(p, "/mcp/"):
+		return "the MCP endpoint"
+	case strings.HasPrefix(p, "/api/"):
+		return "the /api/ routes"
+	case strings.HasPrefix(p, "/skills/v1/"), p == "/skills/v1":
+		return "the native skill feed"
+	case strings.HasPrefix(p, "/subagents/"):
+		return "the native sub-agent feed"
+	case strings.HasPrefix(p, "/catalog/"), strings.HasPrefix(p, "/blobs/"):
+		return "internal storage"
+	case strings.HasPrefix(p, "/files/"), strings.HasPrefix(p, "/listings/"):
+		return "raw bucket keys, which are never served"
+	case strings.HasPrefix(p, "/.well-known/"):
+		if listing == "" || !strings.HasPrefix(p, ListingPrefix(listing)) {
+			return "/.well-known/ (only a listing's own entries live under its prefix)"
+		}
+		if p == ListingPrefix(listing)+"index.json" {
+			return "the listing's index"
+		}
+	}
+	return ""
+}
+
+func nameMsg(err error) string {
+	var e *skillmd.Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
