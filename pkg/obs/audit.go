@@ -1,0 +1,96 @@
+package obs
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/skilldrop/skilldrop/pkg/digest"
+)
+
+// EventKey is the attribute that names an audit event on its line, beside
+// the same name as the line's message: a CloudWatch Logs Insights query can
+// filter on either (`filter event = "agent_skill.digest_mismatch"`).
+const EventKey = "event"
+
+// The audit event names. They are part of the operator contract: alarms
+// and saved queries match on them, so they never change.
+const (
+	EventDigestMismatch = "agent_skill.digest_mismatch"
+	EventRejected       = "agent_skill.rejected"
+)
+
+// DigestMismatchEvent records that the bytes read for an artifact did not
+// hash to the digest the catalog pinned, so the artifact was not served.
+type DigestMismatchEvent struct {
+	SkillName string
+	Hostname  string // the host the request was addressed to
+	Expected  digest.Digest
+	Observed  digest.Digest // zero (logged as "") when no bytes could be read
+	Version   string
+	RequestID string
+}
+
+// RejectedEvent records that an uploaded key was not published.
+type RejectedEvent struct {
+	Key       string // the bucket key as dropped
+	Code      string // the stable rejection code, e.g. "name_mismatch"
+	Message   string // for the operator; never the artifact's content
+	SkillName string // when known; omitted from the line when empty
+}
+
+// Auditor writes audit events as JSON lines through a logger: each line's
+// message and its "event" attribute carry the event name, and the event's
+// fields are top-level attributes. Events are logged at LevelAudit. An
+// Auditor only logs; counting the matching metric is the caller's
+// (Metrics.Count with DigestMismatch or UploadRejected), so a sink that
+// fails can never silence the log line, nor the other way round.
+// The zero Auditor discards events; an Auditor is safe for concurrent use.
+type Auditor struct {
+	logger *slog.Logger
+}
+
+// NewAuditor returns an Auditor that logs through l (nil: discard).
+func NewAuditor(l *slog.Logger) *Auditor {
+	return &Auditor{logger: l}
+}
+
+// With returns an Auditor whose events also carry args (as slog.Logger.With),
+// typically the request id of the invocation: With(RequestIDKey, id).
+func (a *Auditor) With(args ...any) *Auditor {
+	if a == nil || a.logger == nil {
+		return a
+	}
+	return &Auditor{logger: a.logger.With(args...)}
+}
+
+// DigestMismatch logs EventDigestMismatch.
+func (a *Auditor) DigestMismatch(ctx context.Context, e DigestMismatchEvent) {
+	a.log(ctx, EventDigestMismatch,
+		slog.String("skill_name", e.SkillName),
+		slog.String("hostname", e.Hostname),
+		slog.String("expected_digest", e.Expected.String()),
+		slog.String("observed_digest", e.Observed.String()),
+		slog.String("version", e.Version),
+		slog.String(RequestIDKey, e.RequestID),
+	)
+}
+
+// Rejected logs EventRejected.
+func (a *Auditor) Rejected(ctx context.Context, e RejectedEvent) {
+	attrs := []slog.Attr{
+		slog.String("key", e.Key),
+		slog.String("code", e.Code),
+		slog.String("message", e.Message),
+	}
+	if e.SkillName != "" {
+		attrs = append(attrs, slog.String("skill_name", e.SkillName))
+	}
+	a.log(ctx, EventRejected, attrs...)
+}
+
+func (a *Auditor) log(ctx context.Context, event string, attrs ...slog.Attr) {
+	if a == nil || a.logger == nil {
+		return
+	}
+	a.logger.LogAttrs(ctx, LevelAudit, event, append([]slog.Attr{slog.String(EventKey, event)}, attrs...)...)
+}
