@@ -59,7 +59,7 @@ bench: ## benchmarks (BENCHTIME=1s)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 .PHONY: lint
-lint: $(GOLANGCI) ## gofmt, go vet, golangci-lint, go mod tidy
+lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cfn-lint
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
@@ -80,3 +80,53 @@ emulator-down: ## stop the moto_server emulator-up started
 .PHONY: clean
 clean: ## remove build outputs
 	rm -rf build bin .run
+
+# --- The deployable bundle: Lambda binaries, SAM, LocalStack --------------------------------------------------
+
+# lambda-bootstrap,FUNCTION,DIR,GOARCH builds ./functions/FUNCTION into DIR/bootstrap, the executable the
+# provided.al2023 runtime starts: static (no cgo, so no glibc dependency), without the net/rpc handler that
+# only the retired go1.x runtime used (lambda.norpc), and with no local paths or symbols in the binary.
+define lambda-bootstrap
+CGO_ENABLED=0 GOOS=linux GOARCH=$(3) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$(2)/bootstrap" ./functions/$(1)
+endef
+
+# Architecture of `make build-lambda` (arm64 is what template.yaml deploys; the SAM targets always use it).
+LAMBDA_GOARCH ?= arm64
+
+.PHONY: build-lambda
+build-lambda: ## the Lambda binaries: build/indexer/bootstrap, build/api/bootstrap (LAMBDA_GOARCH=arm64)
+	$(call lambda-bootstrap,indexer,build/indexer,$(LAMBDA_GOARCH))
+	$(call lambda-bootstrap,api,build/api,$(LAMBDA_GOARCH))
+
+# `sam build` runs these (BuildMethod: makefile) with ARTIFACTS_DIR set; the logical ids are template.yaml's.
+.PHONY: build-IndexerFunction build-ApiFunction
+build-IndexerFunction:
+	$(if $(ARTIFACTS_DIR),,$(error build-IndexerFunction is run by `sam build`, which sets ARTIFACTS_DIR))
+	$(call lambda-bootstrap,indexer,$(ARTIFACTS_DIR),arm64)
+build-ApiFunction:
+	$(if $(ARTIFACTS_DIR),,$(error build-ApiFunction is run by `sam build`, which sets ARTIFACTS_DIR))
+	$(call lambda-bootstrap,api,$(ARTIFACTS_DIR),arm64)
+
+# `make deploy` talks to real AWS: it drops the emulator settings this Makefile exports by default (a value
+# the caller exported, such as AWS_REGION or a profile's credentials, is kept).
+DEPLOY_ENV := env $(foreach v,AWS_ENDPOINT_URL AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_EC2_METADATA_DISABLED,$(if $(filter file,$(origin $(v))),-u $(v)))
+
+.PHONY: deploy
+deploy: ## sam build && sam deploy (samconfig.toml; the region and credentials of your AWS profile)
+	@command -v sam >/dev/null || { echo "deploy: the AWS SAM CLI (sam) is not installed" >&2; exit 2; }
+	$(DEPLOY_ENV) sam build
+	$(DEPLOY_ENV) sam deploy
+
+LOCALSTACK_COMPOSE := docker compose -f localstack/docker-compose.yml
+
+.PHONY: localstack-up localstack-down
+localstack-up: ## start LocalStack on 127.0.0.1:4566 and wait for its init scripts (needs LOCALSTACK_AUTH_TOKEN)
+	$(LOCALSTACK_COMPOSE) up --detach --wait
+localstack-down: ## stop LocalStack and drop its state
+	LOCALSTACK_AUTH_TOKEN=$${LOCALSTACK_AUTH_TOKEN:-not-needed-to-stop} $(LOCALSTACK_COMPOSE) down --volumes
+
+.PHONY: lint-template
+lint-template: ## cfn-lint template.yaml (SAM transform included); bash -n the LocalStack init scripts
+	@command -v cfn-lint >/dev/null || { echo "lint-template: cfn-lint is not installed (pip install cfn-lint)" >&2; exit 2; }
+	cfn-lint template.yaml
+	@for f in localstack/init/ready.d/*.sh; do bash -n "$$f" || exit 1; done
