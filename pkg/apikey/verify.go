@@ -1,0 +1,155 @@
+package apikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Challenge is the WWW-Authenticate value every 401 answer carries.
+const Challenge = `Bearer realm="skilldrop"`
+
+// MaxHeaderBytes caps the Authorization value that is looked at. A key is
+// a few dozen characters; anything longer is refused before it is hashed.
+const MaxHeaderBytes = 1024
+
+// Status classifies a request's credential.
+type Status int
+
+// The statuses.
+const (
+	// Anonymous: no Authorization header. The caller sees public entries only.
+	Anonymous Status = iota
+	// Valid: a Bearer token whose SHA-256 is configured.
+	Valid
+	// Invalid: an Authorization header that is not a configured Bearer key.
+	// The server answers 401 with Challenge on every route, so that a wrong
+	// key never learns whether a path exists.
+	Invalid
+)
+
+func (s Status) String() string {
+	switch s {
+	case Anonymous:
+		return "anonymous"
+	case Valid:
+		return "valid"
+	case Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+// Reasons an Authorization header is Invalid. They are stable, meant for
+// logs and metrics, and never shown to the caller (the 401 says nothing).
+const (
+	ReasonMultipleHeaders = "multiple_authorization_headers"
+	ReasonTooLong         = "authorization_too_long"
+	ReasonEmpty           = "empty_credentials"  // "" or a bare "Bearer"
+	ReasonNotBearer       = "unsupported_scheme" // Basic, Token, a bare key…
+	ReasonMalformed       = "malformed_token"    // whitespace or non-ASCII inside the token
+	ReasonUnknownKey      = "unknown_key"        // well-formed, but its hash is not configured
+)
+
+// Result is the outcome of checking a request's credential.
+type Result struct {
+	Status Status
+	// KeyID names the presented key in logs (see KeyID) whenever a
+	// well-formed token was presented, valid or not; "" otherwise.
+	KeyID string
+	// Reason says why the credential is Invalid; "" otherwise.
+	Reason string
+}
+
+// token extracts the Bearer token from a request's Authorization values.
+// ok is false when there is none to check: the Result then says why.
+//
+// Accepted: exactly one header, "Bearer" in any case, one or more spaces or
+// tabs, then a token of visible ASCII characters (RFC 9110 VCHAR: a superset
+// of RFC 6750's b64token, so any key an operator generates works),
+// optionally followed by whitespace. Everything else is Invalid, including
+// an empty header: a client that sends a credential must send a good one.
+func token(values []string) (tok string, r Result, ok bool) {
+	switch {
+	case len(values) == 0:
+		return "", Result{Status: Anonymous}, false
+	case len(values) > 1:
+		return "", invalid(ReasonMultipleHeaders), false
+	case len(values[0]) > MaxHeaderBytes:
+		return "", invalid(ReasonTooLong), false
+	}
+	v := strings.Trim(values[0], " \t")
+	if v == "" {
+		return "", invalid(ReasonEmpty), false
+	}
+	scheme, rest, _ := strings.Cut(strings.ReplaceAll(v, "\t", " "), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", invalid(ReasonNotBearer), false
+	}
+	tok = strings.TrimLeft(rest, " ")
+	if tok == "" {
+		return "", invalid(ReasonEmpty), false
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c < 0x21 || c > 0x7e {
+			return "", invalid(ReasonMalformed), false
+		}
+	}
+	return tok, Result{}, true
+}
+
+func invalid(reason string) Result { return Result{Status: Invalid, Reason: reason} }
+
+// Check classifies a request's Authorization header values (all of them, as
+// http.Header.Values returns them) against set.
+func Check(values []string, set Set) Result {
+	tok, r, ok := token(values)
+	if !ok {
+		return r
+	}
+	return check(tok, set)
+}
+
+func check(tok string, set Set) Result {
+	r := Result{Status: Valid, KeyID: KeyID(tok)}
+	if !set.Contains(tok) {
+		r.Status, r.Reason = Invalid, ReasonUnknownKey
+	}
+	return r
+}
+
+// Verifier checks requests against the hashes of a Source.
+type Verifier struct {
+	src Source
+}
+
+// NewVerifier returns a Verifier over src; a nil src configures no keys, so
+// every presented key is Invalid and anonymous requests still work.
+func NewVerifier(src Source) *Verifier {
+	return &Verifier{src: src}
+}
+
+// Verify classifies the request with headers h. The Source is consulted
+// only when a well-formed Bearer token is presented, so anonymous and
+// malformed requests never wait for (or fail with) the key store. An error
+// wraps ErrUnavailable: the hashes could not be read and the request must
+// be answered 503, neither served as anonymous nor refused as a wrong key.
+func (v *Verifier) Verify(ctx context.Context, h http.Header) (Result, error) {
+	tok, r, ok := token(h.Values("Authorization"))
+	if !ok {
+		return r, nil
+	}
+	var set Set
+	if v.src != nil {
+		var err error
+		if set, err = v.src.Hashes(ctx); err != nil {
+			if !errors.Is(err, ErrUnavailable) {
+				err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+			return Result{}, err
+		}
+	}
+	return check(tok, set), nil
+}
