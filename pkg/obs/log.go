@@ -7,9 +7,15 @@ package obs
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 )
+
+// EnvLogLevel is the environment variable the functions read their log
+// level from (see ParseLevel).
+const EnvLogLevel = "SKILLDROP_LOG_LEVEL"
 
 // RequestIDKey is the attribute key that carries the request id (the Lambda
 // or API Gateway request id) on every line of a request:
@@ -43,6 +49,19 @@ func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
 		},
 	})
 	return slog.New(&uniqueKeys{inner: jh})
+}
+
+// ParseLevel parses a log level setting: "" is INFO, otherwise one of
+// DEBUG, INFO, WARN, ERROR in any case (slog's syntax, so "WARN+2" works too).
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if strings.TrimSpace(s) == "" {
+		return slog.LevelInfo, nil
+	}
+	if err := l.UnmarshalText([]byte(strings.TrimSpace(s))); err != nil {
+		return 0, fmt.Errorf("log level %q: want DEBUG, INFO, WARN or ERROR: %w", s, err)
+	}
+	return l, nil
 }
 
 // uniqueKeys is a slog.Handler that holds back the top-level attributes of

@@ -122,6 +122,29 @@ func TestLoggerKeepsTopLevelKeysUnique(t *testing.T) {
 	}
 }
 
+func TestParseLevel(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    slog.Level
+		wantErr bool
+	}{
+		{"", slog.LevelInfo, false},
+		{"  ", slog.LevelInfo, false},
+		{"debug", slog.LevelDebug, false},
+		{"WARN", slog.LevelWarn, false},
+		{" error ", slog.LevelError, false},
+		{"verbose", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := obs.ParseLevel(c.in)
+			if (err != nil) != c.wantErr || got != c.want {
+				t.Errorf("ParseLevel(%q) = %v, %v; want %v (error: %v)", c.in, got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}
+
 func TestLoggerFiltersByLevelButNeverAuditEvents(t *testing.T) {
 	var buf bytes.Buffer
 	l := obs.NewLogger(&buf, slog.LevelError)
