@@ -1,0 +1,365 @@
+package manifest
+
+import (
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+)
+
+// Schema is the root manifest's $schema.
+const Schema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
+
+// APIVersion is the one API version served, and the recommended one.
+const APIVersion = "v1"
+
+// Link is a hypermedia link; Href is origin-root-absolute.
+type Link struct {
+	Href string `json:"href"`
+}
+
+// SelfLinks is the "links" object of every document but the root.
+type SelfLinks struct {
+	Self Link `json:"self"`
+}
+
+// Root is /manifest.json.
+type Root struct {
+	Schema     string               `json:"$schema"`
+	APIVersion string               `json:"apiVersion"`
+	Versions   map[string]RootLinks `json:"versions"`
+}
+
+// RootLinks are one API version's entry points.
+type RootLinks struct {
+	Self           Link `json:"self"`
+	Skills         Link `json:"skills"`
+	Subagents      Link `json:"subagents"`
+	SkillSearch    Link `json:"skillSearch"`
+	SubagentSearch Link `json:"subagentSearch"`
+}
+
+// Index is a collection index (kind skill-index or subagent-index): the
+// pages that together list the whole collection.
+type Index struct {
+	Kind  string     `json:"kind"`
+	Links SelfLinks  `json:"links"`
+	Pages []PageLink `json:"pages"`
+}
+
+// PageLink is one page of an Index. Range is the page's token (see the
+// package documentation).
+type PageLink struct {
+	Range string `json:"range"`
+	Href  string `json:"href"`
+}
+
+// Page is a collection page (kind skill-page or subagent-page): the items
+// whose names fall in Range, in name order.
+type Page struct {
+	Kind  string     `json:"kind"`
+	Range string     `json:"range"`
+	Items []PageItem `json:"items"`
+	Links SelfLinks  `json:"links"`
+}
+
+// PageItem is one skill or sub-agent in a Page.
+type PageItem struct {
+	Name          string       `json:"name"`
+	LatestVersion string       `json:"latestVersion"`
+	VersionRange  VersionRange `json:"versionRange"`
+	Href          string       `json:"href"`
+}
+
+// VersionRange bounds an entry's history: Min is the first version
+// published, Max the latest (the last published), Count how many versions
+// there are.
+type VersionRange struct {
+	Min   string `json:"min"`
+	Max   string `json:"max"`
+	Count int    `json:"count"`
+}
+
+// Identity is one skill or sub-agent with every version (kind skill or
+// subagent), newest first by publish time.
+type Identity struct {
+	Kind          string        `json:"kind"`
+	Name          string        `json:"name"`
+	LatestVersion string        `json:"latestVersion"`
+	Versions      []VersionLink `json:"versions"`
+	Links         SelfLinks     `json:"links"`
+}
+
+// VersionLink is one version in an Identity.
+type VersionLink struct {
+	Version     string        `json:"version"`
+	PublishedAt time.Time     `json:"publishedAt"`
+	Digest      digest.Digest `json:"digest"`
+	Href        string        `json:"href"`
+}
+
+// Artifact is where a version's bytes are and the digest they must have.
+// URL is absolute.
+type Artifact struct {
+	Name        string        `json:"name"`
+	Version     string        `json:"version"`
+	Type        artifact.Type `json:"type"`
+	Description string        `json:"description"`
+	URL         string        `json:"url"`
+	Digest      digest.Digest `json:"digest"`
+}
+
+// SkillVersion is /skills/v1/{name}/versions/{version}.json (kind
+// skill-version). It carries the artifact twice: flat, the shape sub-agent
+// versions have, and under "artifact", the shape the reference server uses,
+// so clients of either shape read it.
+type SkillVersion struct {
+	Kind string `json:"kind"`
+	Artifact
+	Nested Artifact `json:"artifact"`
+	// RoutesToSubagent is metadata.subagent as a link, or null when unset
+	// or naming a sub-agent the caller cannot see.
+	RoutesToSubagent *SubagentRoute `json:"routesToSubagent"`
+	Links            SelfLinks      `json:"links"`
+}
+
+// SubagentRoute names the sub-agent a skill routes to.
+type SubagentRoute struct {
+	Name string `json:"name"`
+	Href string `json:"href"`
+}
+
+// SubagentVersion is /subagents/v1/{name}/versions/{version}.json (kind
+// subagent-version, type agent-md).
+type SubagentVersion struct {
+	Kind string `json:"kind"`
+	Artifact
+	Links SelfLinks `json:"links"`
+}
+
+// collection is what differs between the skill and sub-agent trees.
+type collection struct {
+	kind                                   catalog.Kind
+	prefix                                 string // /skills/v1
+	api                                    string // the segment under /api/v1/
+	indexKind, pageKind, itemKind, verKind string
+	list                                   func(v *catalog.View, auth bool) []*catalog.Entry
+	get                                    func(v *catalog.View, name string, auth bool) *catalog.Entry
+}
+
+var (
+	skills = &collection{
+		kind: catalog.KindSkill, prefix: "/skills/v1", api: "skills",
+		indexKind: "skill-index", pageKind: "skill-page", itemKind: "skill", verKind: "skill-version",
+		list: (*catalog.View).Skills, get: (*catalog.View).Skill,
+	}
+	subagents = &collection{
+		kind: catalog.KindSubagent, prefix: "/subagents/v1", api: "subagents",
+		indexKind: "subagent-index", pageKind: "subagent-page", itemKind: "subagent", verKind: "subagent-version",
+		list: (*catalog.View).Subagents, get: (*catalog.View).Subagent,
+	}
+)
+
+func collectionOf(kind catalog.Kind) *collection {
+	if kind == catalog.KindSubagent {
+		return subagents
+	}
+	return skills
+}
+
+func (c *collection) indexHref() string { return c.prefix + "/index.json" }
+
+func (c *collection) pageHref(r Range) string { return c.prefix + "/pages/" + r.String() + ".json" }
+
+func (c *collection) identityHref(name string) string {
+	return c.prefix + "/" + url.PathEscape(name) + "/index.json"
+}
+
+func (c *collection) versionHref(name, label string) string {
+	return c.prefix + "/" + url.PathEscape(name) + "/versions/" + url.PathEscape(label) + ".json"
+}
+
+func (c *collection) searchHref() string { return "/api/v1/" + c.api }
+
+// bytesPath is the origin-root-absolute path of a version's bytes.
+func (c *collection) bytesPath(name string, ver *catalog.Version) string {
+	return "/api/v1/" + c.api + "/" + url.PathEscape(name) + "/" + url.PathEscape(ver.Label) + "/" + c.fileName(ver)
+}
+
+// fileName is the last segment of a version's byte path, by its format.
+func (c *collection) fileName(ver *catalog.Version) string {
+	if c == subagents {
+		return "agent.md"
+	}
+	switch ver.Format {
+	case artifact.FormatZip:
+		return "archive.zip"
+	case artifact.FormatTarGz:
+		return "archive.tar.gz"
+	default:
+		return "SKILL.md"
+	}
+}
+
+// Feed renders the native feed as one caller sees it. View and Base are
+// required: Base supplies the scheme and host of absolute URLs (its path
+// is ignored: skilldrop is deployed at an origin root).
+type Feed struct {
+	View          *catalog.View
+	Authenticated bool
+	Base          *url.URL
+	// PageSize is about how many items an index page holds; <= 0 means
+	// DefaultPageSize.
+	PageSize int
+}
+
+// Root returns /manifest.json.
+func (f *Feed) Root() Root {
+	return Root{
+		Schema:     Schema,
+		APIVersion: APIVersion,
+		Versions: map[string]RootLinks{APIVersion: {
+			Self:           Link{"/manifest.json"},
+			Skills:         Link{skills.indexHref()},
+			Subagents:      Link{subagents.indexHref()},
+			SkillSearch:    Link{skills.searchHref()},
+			SubagentSearch: Link{subagents.searchHref()},
+		}},
+	}
+}
+
+// Index returns a collection's index: the pages covering what the caller
+// can see.
+func (f *Feed) Index(kind catalog.Kind) Index {
+	c := collectionOf(kind)
+	entries := c.list(f.View, f.Authenticated)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	ranges := partition(names, f.PageSize)
+	pages := make([]PageLink, len(ranges))
+	for i, r := range ranges {
+		pages[i] = PageLink{Range: r.String(), Href: c.pageHref(r)}
+	}
+	return Index{Kind: c.indexKind, Links: SelfLinks{Link{c.indexHref()}}, Pages: pages}
+}
+
+// Page returns the page of a collection for a range: every entry the
+// caller can see whose name is in it, from the current catalog.
+func (f *Feed) Page(kind catalog.Kind, r Range) Page {
+	c := collectionOf(kind)
+	in := r.slice(c.list(f.View, f.Authenticated))
+	items := make([]PageItem, 0, len(in))
+	for _, e := range in {
+		latest := e.LatestVersion()
+		items = append(items, PageItem{
+			Name:          e.Name,
+			LatestVersion: latest.Label,
+			VersionRange:  VersionRange{Min: e.Versions[0].Label, Max: latest.Label, Count: len(e.Versions)},
+			Href:          c.identityHref(e.Name),
+		})
+	}
+	return Page{Kind: c.pageKind, Range: r.String(), Items: items, Links: SelfLinks{Link{c.pageHref(r)}}}
+}
+
+// Identity returns one entry with its versions, newest first; ok is false
+// when the caller cannot see an entry of that name.
+func (f *Feed) Identity(kind catalog.Kind, name string) (doc Identity, ok bool) {
+	c := collectionOf(kind)
+	e := c.get(f.View, name, f.Authenticated)
+	if e == nil {
+		return Identity{}, false
+	}
+	vers := newestFirst(e)
+	links := make([]VersionLink, len(vers))
+	for i, v := range vers {
+		links[i] = VersionLink{
+			Version: v.Label, PublishedAt: v.PublishedAt.UTC(), Digest: v.Digest,
+			Href: c.versionHref(e.Name, v.Label),
+		}
+	}
+	return Identity{
+		Kind: c.itemKind, Name: e.Name, LatestVersion: e.Latest, Versions: links,
+		Links: SelfLinks{Link{c.identityHref(e.Name)}},
+	}, true
+}
+
+// SkillVersion returns one version of a skill; ok is false when the caller
+// cannot see the skill or it has no such version.
+func (f *Feed) SkillVersion(name, label string) (doc SkillVersion, ok bool) {
+	e, ver := f.version(skills, name, label)
+	if ver == nil {
+		return SkillVersion{}, false
+	}
+	a := f.artifact(skills, e, ver)
+	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a,
+		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
+	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
+		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
+	}
+	return doc, true
+}
+
+// SubagentVersion returns one version of a sub-agent; ok is false when the
+// caller cannot see the sub-agent or it has no such version.
+func (f *Feed) SubagentVersion(name, label string) (doc SubagentVersion, ok bool) {
+	e, ver := f.version(subagents, name, label)
+	if ver == nil {
+		return SubagentVersion{}, false
+	}
+	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver),
+		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true
+}
+
+// version looks up an entry the caller can see and one of its versions.
+func (f *Feed) version(c *collection, name, label string) (*catalog.Entry, *catalog.Version) {
+	e := c.get(f.View, name, f.Authenticated)
+	if e == nil {
+		return nil, nil
+	}
+	return e, e.Version(label)
+}
+
+func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) Artifact {
+	typ := ver.Type
+	if c == subagents {
+		typ = artifact.TypeAgentMD // the only form a sub-agent has
+	}
+	return Artifact{
+		Name: e.Name, Version: ver.Label, Type: typ, Description: description(e, ver),
+		URL: f.url(c, e, ver), Digest: ver.Digest,
+	}
+}
+
+// url is where a version's bytes are served: the entry's external URL
+// verbatim, else the versioned path under /api/v1/ on the base origin.
+func (f *Feed) url(c *collection, e *catalog.Entry, ver *catalog.Version) string {
+	if e.ExternalURL != "" {
+		return e.ExternalURL
+	}
+	u := url.URL{Scheme: f.Base.Scheme, Host: f.Base.Host}
+	return u.String() + c.bytesPath(e.Name, ver)
+}
+
+// description is the operator's override, else the version's own.
+func description(e *catalog.Entry, ver *catalog.Version) string {
+	if e.Description != "" {
+		return e.Description
+	}
+	return ver.Description
+}
+
+// newestFirst returns pointers to e's versions ordered newest first by
+// publish time; equal times keep the reverse of publish order.
+func newestFirst(e *catalog.Entry) []*catalog.Version {
+	out := make([]*catalog.Version, len(e.Versions))
+	for i := range e.Versions {
+		out[len(out)-1-i] = &e.Versions[i]
+	}
+	slices.SortStableFunc(out, func(a, b *catalog.Version) int { return b.PublishedAt.Compare(a.PublishedAt) })
+	return out
+}

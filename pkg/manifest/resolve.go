@@ -1,0 +1,255 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/search"
+)
+
+// CheckUpdatesPath is the one POST route of this package (see
+// ParseUpdateQueries and Feed.CheckUpdates). Resolve answers it NotFound:
+// the server routes POST here and answers other methods 405.
+const CheckUpdatesPath = "/api/v1/skills/check-updates"
+
+// Stable error codes of the JSON error bodies.
+const (
+	CodeNotFound         = "not_found"
+	CodeInvalidParameter = "invalid_parameter"
+	CodeInvalidBody      = "invalid_body"
+	CodeTooManyItems     = "too_many_items"
+	CodeInvalidName      = "invalid_name"
+	CodeInvalidVersion   = "invalid_version"
+)
+
+// Error is a client error with a stable code and a message fit to show the
+// caller; the server renders it as {"error": Code, "message": Message}.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// errNotFound is the one answer for everything the caller cannot see, so
+// unknown, hidden and withdrawn are indistinguishable.
+var errNotFound = &Error{Code: CodeNotFound, Message: "not found"}
+
+// ErrNoCatalog is returned by Resolve without a catalog: the server must
+// answer 5xx, never 404 or an empty list, which clients take for
+// "everything was deleted".
+var ErrNoCatalog = errors.New("manifest: no catalog")
+
+// Outcome says what kind of answer a Result is.
+type Outcome int
+
+// The outcomes. The zero value is NotFound, so a Result nobody filled in
+// hides rather than leaks.
+const (
+	NotFound   Outcome = iota // 404; Err says so in the same words for every path
+	Document                  // 200 with Document as JSON
+	Bytes                     // 200 with the version's bytes, under the integrity contract
+	BadRequest                // 400; Err says what is wrong
+)
+
+// Result is Resolve's answer.
+type Result struct {
+	Outcome Outcome
+	// Document is the value to marshal as JSON, for Document.
+	Document any
+	// Entry and Version are the artifact to serve, for Bytes: the server
+	// reads the blob of Version.Digest, re-hashes it and serves it with
+	// Version.Format.ContentType(). Entry.Visibility tells whether the
+	// bytes may be cached publicly.
+	Entry   *catalog.Entry
+	Version *catalog.Version
+	// Err is the code and message of the JSON error body, for NotFound and BadRequest.
+	Err *Error
+}
+
+func notFound() Result { return Result{Outcome: NotFound, Err: errNotFound} }
+
+func document(v any) Result { return Result{Outcome: Document, Document: v} }
+
+func badRequest(format string, args ...any) Result {
+	return Result{Outcome: BadRequest, Err: &Error{Code: CodeInvalidParameter, Message: fmt.Sprintf(format, args...)}}
+}
+
+// Resolve answers a GET or HEAD of path with the default page size; see Feed.Resolve.
+func Resolve(v *catalog.View, authenticated bool, base *url.URL, path string, query url.Values) (Result, error) {
+	f := Feed{View: v, Authenticated: authenticated, Base: base}
+	return f.Resolve(path, query)
+}
+
+// Resolve answers a GET or HEAD of path, the decoded URL path (url.URL.Path:
+// "%2B" and "+" are both a plus) that the server has already cleaned of
+// "..", encoded slashes and empty segments. Segments match exactly. The
+// query matters only to the search routes; elsewhere it is ignored. The
+// error is non-nil only when the feed cannot answer at all (no catalog, no
+// base URL): a 5xx.
+func (f *Feed) Resolve(path string, query url.Values) (Result, error) {
+	if f.View == nil {
+		return Result{}, ErrNoCatalog
+	}
+	if f.Base == nil || f.Base.Scheme == "" || f.Base.Host == "" {
+		return Result{}, errors.New("manifest: a base URL with scheme and host is required")
+	}
+	rest, ok := strings.CutPrefix(path, "/")
+	if !ok {
+		return notFound(), nil
+	}
+	segs := strings.Split(rest, "/")
+	switch {
+	case len(segs) == 1 && segs[0] == "manifest.json":
+		return document(f.Root()), nil
+	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "skills":
+		return f.native(skills, segs[2:]), nil
+	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "subagents":
+		return f.native(subagents, segs[2:]), nil
+	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "skills":
+		return f.api(skills, segs[3:], query), nil
+	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "subagents":
+		return f.api(subagents, segs[3:], query), nil
+	}
+	return notFound(), nil
+}
+
+// native answers the segments after /skills/v1/ or /subagents/v1/.
+func (f *Feed) native(c *collection, segs []string) Result {
+	switch len(segs) {
+	case 1:
+		if segs[0] == "index.json" {
+			return document(f.Index(c.kind))
+		}
+	case 2:
+		if segs[0] == "pages" {
+			if token, ok := strings.CutSuffix(segs[1], ".json"); ok {
+				if r, ok := ParseRange(token); ok {
+					return document(f.Page(c.kind, r))
+				}
+			}
+		}
+		// A skill named "pages" keeps its identity document: "index" is
+		// not a range token.
+		if segs[1] == "index.json" {
+			if doc, ok := f.Identity(c.kind, segs[0]); ok {
+				return document(doc)
+			}
+		}
+	case 3:
+		label, ok := strings.CutSuffix(segs[2], ".json")
+		if segs[1] != "versions" || !ok {
+			break
+		}
+		if c == skills {
+			if doc, ok := f.SkillVersion(segs[0], label); ok {
+				return document(doc)
+			}
+		} else if doc, ok := f.SubagentVersion(segs[0], label); ok {
+			return document(doc)
+		}
+	}
+	return notFound()
+}
+
+// api answers the segments after /api/v1/skills or /api/v1/subagents.
+func (f *Feed) api(c *collection, segs []string, query url.Values) Result {
+	switch len(segs) {
+	case 0:
+		return f.search(c, query)
+	case 1:
+		if doc, ok := f.Versions(c.kind, segs[0]); ok {
+			return document(doc)
+		}
+	case 2:
+		if doc, ok := f.VersionSummary(c.kind, segs[0], segs[1]); ok {
+			return document(doc)
+		}
+	case 3:
+		e := c.get(f.View, segs[0], f.Authenticated)
+		if e == nil || e.ExternalURL != "" {
+			break // external bytes are not re-hosted
+		}
+		if v := e.Version(segs[1]); v != nil && segs[2] == c.fileName(v) {
+			return Result{Outcome: Bytes, Entry: e, Version: v}
+		}
+	}
+	return notFound()
+}
+
+func (f *Feed) search(c *collection, query url.Values) Result {
+	q, err := single(query, "q")
+	if err != nil {
+		return badRequest("%s", err)
+	}
+	if len(q) > search.MaxQueryLen {
+		return badRequest("q is %d bytes long, at most %d allowed", len(q), search.MaxQueryLen)
+	}
+	skip, err := count(query, "skip", 0, 0, MaxSkip)
+	if err != nil {
+		return badRequest("%s", err)
+	}
+	take, err := count(query, "take", DefaultTake, 1, MaxTake)
+	if err != nil {
+		return badRequest("%s", err)
+	}
+	return document(f.Search(c.kind, q, skip, take))
+}
+
+// single returns a parameter given at most once ("" when absent).
+func single(query url.Values, name string) (string, error) {
+	vals := query[name]
+	if len(vals) > 1 {
+		return "", fmt.Errorf("%s is given %d times, at most once allowed", name, len(vals))
+	}
+	if len(vals) == 0 {
+		return "", nil
+	}
+	return vals[0], nil
+}
+
+// count parses an optional decimal parameter in [lo, hi].
+func count(query url.Values, name string, def, lo, hi int) (int, error) {
+	s, err := single(query, name)
+	if err != nil {
+		return 0, err
+	}
+	if _, given := query[name]; !given {
+		return def, nil
+	}
+	if strings.HasPrefix(s, "-") && len(s) > 1 && isDigits(s[1:]) {
+		return 0, fmt.Errorf("%s=%s is negative: want a whole number from %d to %d", name, clip(s), lo, hi)
+	}
+	if !isDigits(s) {
+		return 0, fmt.Errorf("%s=%q is not a whole number: want one from %d to %d", name, clip(s), lo, hi)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s=%s is out of range: want a whole number from %d to %d", name, clip(s), lo, hi)
+	}
+	return n, nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// clip bounds hostile input echoed into messages.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
