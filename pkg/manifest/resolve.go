@@ -37,7 +37,7 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // errNotFound is the one answer for everything the caller cannot see, so
 // unknown, hidden and withdrawn are indistinguishable.
-var errNotFound = &Error{Code: CodeNotFound, Message: "not found"}
+var errNotFound = &Error{Code: CodeNotFound, Message: "Not found."}
 
 // ErrNoCatalog is returned by Resolve without a catalog: the server must
 // answer 5xx, never 404 or an empty list, which clients take for
