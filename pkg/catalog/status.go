@@ -1,6 +1,10 @@
 package catalog
 
-import "time"
+import (
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/digest"
+)
 
 // MaxRejections bounds the rejection history kept in the status document.
 const MaxRejections = 200
@@ -22,6 +26,23 @@ type Rejection struct {
 	Code    string    `json:"code"`
 	Message string    `json:"message"`
 	Time    time.Time `json:"time"`
+	// Name is the skill or sub-agent name the key implies, when known.
+	Name string `json:"name,omitempty"`
+	// Digest identifies the refused bytes, and ETag the object when its
+	// bytes could not be hashed (too large to read): a redelivered event
+	// for the same bytes is recognised and not recorded twice.
+	Digest digest.Digest `json:"digest,omitzero"`
+	ETag   string        `json:"etag,omitempty"`
+}
+
+// LatestRejection returns the newest rejection recorded for key, or nil.
+func (s *Status) LatestRejection(key string) *Rejection {
+	for i := range s.Rejections {
+		if s.Rejections[i].Key == key {
+			return &s.Rejections[i]
+		}
+	}
+	return nil
 }
 
 // NewStatus returns an empty status document.
