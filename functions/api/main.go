@@ -1,0 +1,117 @@
+// Command api is the request-path Lambda behind the API Gateway HTTP API
+// (payload format 2.0): it serves pkg/server's handler through the
+// lambdahttp adapter. It only wires: environment, SDK clients built once,
+// lambda.Start.
+//
+// Environment:
+//
+//	SKILLDROP_BUCKET             the bucket (required)
+//	SKILLDROP_METRIC_NAMESPACE   CloudWatch namespace (default Skilldrop)
+//	SKILLDROP_PUBLIC_BASE_URL    the public origin, e.g. a custom domain; unset:
+//	                             the domain API Gateway received the request on
+//	SKILLDROP_API_KEY_PARAMETER  SSM SecureString holding the comma-separated
+//	                             SHA-256 hashes of the API keys (cached 60 s)
+//	SKILLDROP_API_KEY_SHA256     comma-separated hashes, added to the parameter's
+//	SKILLDROP_LOG_LEVEL          DEBUG, INFO (default), WARN or ERROR
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
+	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/server"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// version is set at build time (-ldflags "-X main.version=…").
+var version = "dev"
+
+// settings is what the environment configures.
+type settings struct {
+	bucket    string
+	namespace string
+	baseURL   string
+	parameter string
+	hashes    apikey.Set
+	level     slog.Level
+}
+
+// parseEnv reads the settings; every bad value is an error naming the variable.
+func parseEnv(getenv func(string) string) (settings, error) {
+	s := settings{
+		bucket:    getenv("SKILLDROP_BUCKET"),
+		namespace: getenv("SKILLDROP_METRIC_NAMESPACE"),
+		baseURL:   getenv("SKILLDROP_PUBLIC_BASE_URL"),
+		parameter: getenv(apikey.EnvParameter),
+	}
+	if s.bucket == "" {
+		return s, fmt.Errorf("SKILLDROP_BUCKET is required")
+	}
+	if s.baseURL != "" {
+		if _, err := server.ParseBaseURL(s.baseURL); err != nil {
+			return s, fmt.Errorf("SKILLDROP_PUBLIC_BASE_URL: %w", err)
+		}
+	}
+	var err error
+	if s.hashes, err = apikey.ParseSet(getenv(apikey.EnvHashes)); err != nil {
+		return s, fmt.Errorf("%s: %w", apikey.EnvHashes, err)
+	}
+	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
+		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
+	}
+	return s, nil
+}
+
+func main() {
+	s, err := parseEnv(os.Getenv)
+	if err != nil {
+		obs.NewLogger(os.Stdout, slog.LevelInfo).Error("api: bad configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	logger := obs.NewLogger(os.Stdout, s.level)
+	fail := func(msg string, err error) {
+		logger.Error("api: "+msg, "error", err.Error())
+		os.Exit(1)
+	}
+	ctx := context.Background()
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		fail("load AWS configuration", err)
+	}
+	metrics, err := cwmetrics.New(cwmetrics.NewClient(awsCfg), cwmetrics.Options{Namespace: s.namespace, Logger: logger})
+	if err != nil {
+		fail("SKILLDROP_METRIC_NAMESPACE", err)
+	}
+	var keys apikey.Source = s.hashes
+	if s.parameter != "" {
+		param, err := ssmparam.New(ssm.NewFromConfig(awsCfg), s.parameter, apikey.CacheOptions{})
+		if err != nil {
+			fail(apikey.EnvParameter, err)
+		}
+		keys = apikey.Union(param, s.hashes)
+	}
+	h, err := server.New(server.Config{
+		Store:         store.NewS3(awsCfg, s.bucket),
+		Keys:          keys,
+		Metrics:       metrics,
+		Auditor:       obs.NewAuditor(logger),
+		Logger:        logger,
+		PublicBaseURL: s.baseURL,
+		Version:       version,
+	})
+	if err != nil {
+		fail("configuration", err)
+	}
+	lambda.Start(lambdahttp.New(h).Handle)
+}

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// serveArtifact answers GET or HEAD for the bytes of version ver of entry
+// e under the integrity contract, with cacheControl: the RFC artifact paths
+// and the native /api/v1/ byte paths both come here.
+//
+// The bytes come from the immutable blob of the validated version, read
+// with a bound (never more than ver.Size+1 bytes are buffered), hashed
+// completely and compared in constant time with the catalog's digest before
+// the status line is written. A blob that is missing, of another size or
+// another content is a mismatch: 503 with a generic body, the audit event
+// agent_skill.digest_mismatch and the DigestMismatch metric. No
+// Content-Encoding is ever set, so a client always receives the very bytes
+// the digest names. A conditional request that matches the digest (the
+// ETag) is answered 304 without reading the blob: nothing is sent that the
+// digest does not already vouch for.
+//
+// The caller has checked the method and that the caller may see e.
+func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, cacheControl string) {
+	log := rq.log
+	etag := `"` + ver.Digest.String() + `"`
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", cacheControl)
+	if ifNoneMatch(r, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if ver.Size < 0 || ver.Size > s.maxArtifact {
+		log.Error("artifact larger than this deployment serves", "skill", e.ID(), "version", ver.Label, "size", ver.Size, "max", s.maxArtifact)
+		unavailable(w, r)
+		return
+	}
+	body, observed, release, err := s.readBlob(r.Context(), ver)
+	defer release()
+	switch {
+	case errors.Is(err, errMismatch):
+		s.mismatch(r, rq, e, ver, observed)
+		unavailable(w, r)
+		return
+	case err != nil:
+		log.Error("read artifact blob", "skill", e.ID(), "version", ver.Label, "error", err)
+		unavailable(w, r)
+		return
+	}
+	h.Set("Content-Type", ver.Format.ContentType())
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// errMismatch: the blob does not hold the bytes the catalog pinned.
+var errMismatch = errors.New("blob does not match its digest")
+
+// readBlob reads and verifies the blob of ver. On errMismatch, observed is
+// the digest of what the blob holds when that could be computed within the
+// artifact cap (zero for a missing blob or an oversized one). release hands
+// the buffer back once body has been written; it is never nil.
+func (s *Server) readBlob(ctx context.Context, ver *catalog.Version) (body []byte, observed digest.Digest, release func(), err error) {
+	release = func() {}
+	key := catalog.BlobKey(ver.Digest)
+	obj, err := s.store.Get(ctx, key, store.GetOptions{})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, digest.Digest{}, release, errMismatch
+	}
+	if err != nil {
+		return nil, digest.Digest{}, release, fmt.Errorf("get %s: %w", key, err)
+	}
+	defer func() { _ = obj.Body.Close() }()
+
+	// One byte more than expected tells an oversized blob from an exact one.
+	buf, release := getBuffer(int(ver.Size) + 1)
+	n, err := io.ReadFull(obj.Body, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		// Shorter than (or exactly) the expected size: n bytes are all there is.
+	case err != nil:
+		return nil, digest.Digest{}, release, fmt.Errorf("read %s: %w", key, err)
+	default:
+		// More than the expected size: hash the rest without buffering it,
+		// up to the cap, so the audit event can name what is stored.
+		h := sha256.New()
+		h.Write(buf)
+		rest, err := io.Copy(h, io.LimitReader(obj.Body, s.maxArtifact))
+		if err != nil || int64(n)+rest > s.maxArtifact {
+			return nil, digest.Digest{}, release, errMismatch
+		}
+		var sum [sha256.Size]byte
+		h.Sum(sum[:0])
+		return nil, digest.FromSum(sum), release, errMismatch
+	}
+	body = buf[:n]
+	got := digest.Of(body)
+	if int64(n) != ver.Size || !got.Equal(ver.Digest) {
+		return nil, got, release, errMismatch
+	}
+	return body, got, release, nil
+}
+
+// mismatch records a failed integrity check: the audit line first (it
+// cannot fail), then the metric, whose failure must not change the answer.
+func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, observed digest.Digest) {
+	host := ""
+	if u, err := s.BaseURL(r); err == nil {
+		host = u.Hostname()
+	}
+	s.auditor.DigestMismatch(r.Context(), obs.DigestMismatchEvent{
+		SkillName: e.Name,
+		Hostname:  host,
+		Expected:  ver.Digest,
+		Observed:  observed,
+		Version:   ver.Label,
+		RequestID: rq.id,
+	})
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				rq.log.Error("metrics sink panicked", "metric", obs.DigestMismatch, "panic", fmt.Sprint(p))
+			}
+		}()
+		s.metrics.Count(r.Context(), obs.DigestMismatch, obs.DimensionSkill, e.Name)
+	}()
+}
+
+// unavailable is the generic 503 of a failed integrity check or an
+// unreadable blob: it says nothing about the stored bytes.
+func unavailable(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", "30")
+	writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+}
+
+// Artifact buffers are pooled by power-of-two size class: a warm function
+// serving the same artifacts then allocates (and zeroes) nothing per
+// request. Small ones are not worth pooling.
+const (
+	minPooled = 16 << 10
+	maxClass  = 28 // 256 MiB, far above any artifact cap
+)
+
+var bufferPools [maxClass + 1]sync.Pool
+
+// getBuffer returns a slice of length n and the function that recycles it.
+// The caller must not touch the slice after calling the function.
+func getBuffer(n int) ([]byte, func()) {
+	class := bits.Len(uint(n - 1))
+	if n < minPooled || class > maxClass {
+		return make([]byte, n), func() {}
+	}
+	bp, _ := bufferPools[class].Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 1<<class)
+		bp = &b
+	}
+	return (*bp)[:n], func() { bufferPools[class].Put(bp) }
+}

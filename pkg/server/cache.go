@@ -1,0 +1,270 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// reloadTimeout bounds one catalog read, whoever is waiting for it.
+const reloadTimeout = 10 * time.Second
+
+// catalogCache keeps the compiled catalog of the last successful read and
+// revalidates it with a conditional Get (IfNoneMatch on its ETag) at most
+// once per interval. Concurrent requests that find it due share one
+// reload: the first runs it, the others wait for its outcome.
+//
+// When the store cannot be read (an error, a missing or corrupt catalog),
+// the last good catalog keeps being served for maxStale after the store
+// last confirmed it, so a blip in S3 is invisible; after that, requests
+// fail (503) until a read succeeds, because an old catalog would keep a
+// withdrawn skill served indefinitely. A failed read is retried only after
+// the interval, so an outage does not multiply the load on the store.
+type catalogCache struct {
+	store    store.Store
+	every    time.Duration
+	maxStale time.Duration
+	now      func() time.Time
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	cur     *snapshot // last good catalog, or nil
+	checked time.Time // when the last read (of either outcome) finished
+	good    time.Time // when the store last confirmed cur
+	err     error     // the outcome to repeat until the next read: nil serves cur
+	flight  *flight
+}
+
+type flight struct {
+	done chan struct{}
+	snap *snapshot
+	err  error
+}
+
+func newCatalogCache(s store.Store, every, maxStale time.Duration, now func() time.Time, log *slog.Logger) *catalogCache {
+	return &catalogCache{store: s, every: every, maxStale: maxStale, now: now, log: log}
+}
+
+// get returns the current snapshot, or why there is none to serve.
+func (c *catalogCache) get(ctx context.Context) (*snapshot, error) {
+	c.mu.Lock()
+	if c.checked != (time.Time{}) && c.now().Sub(c.checked) < c.every && c.now().Sub(c.checked) >= 0 {
+		snap, err := c.cur, c.err
+		c.mu.Unlock()
+		return snap, err
+	}
+	f := c.flight
+	lead := f == nil
+	if lead {
+		f = &flight{done: make(chan struct{})}
+		c.flight = f
+	}
+	c.mu.Unlock()
+
+	if lead {
+		c.lead(ctx, f)
+		return f.snap, f.err
+	}
+	select {
+	case <-f.done:
+		return f.snap, f.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for catalog: %w", ctx.Err())
+	}
+}
+
+// lead runs the reload of flight f and releases its waiters, whatever
+// happens: a panic in decoding becomes an error instead of a hang.
+func (c *catalogCache) lead(ctx context.Context, f *flight) {
+	defer close(f.done)
+	defer func() {
+		if p := recover(); p != nil {
+			f.snap, f.err = nil, fmt.Errorf("reload %s: panic: %v", catalog.Key, p)
+			c.mu.Lock()
+			c.flight = nil
+			c.mu.Unlock()
+		}
+	}()
+	// Detached from this request's cancellation: others wait for it.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
+	defer cancel()
+	f.snap, f.err = c.reload(rctx)
+}
+
+// reload reads the catalog conditionally and records the outcome.
+func (c *catalogCache) reload(ctx context.Context) (*snapshot, error) {
+	c.mu.Lock()
+	cur := c.cur
+	c.mu.Unlock()
+
+	next, err := c.read(ctx, cur)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	c.checked, c.flight = now, nil
+	switch {
+	case err == nil:
+		c.cur, c.good, c.err = next, now, nil
+	case cur != nil && c.maxStale >= 0 && now.Sub(c.good) <= c.maxStale:
+		c.log.Warn("catalog revalidation failed; serving the last good catalog",
+			"error", err, "revision", cur.view.Catalog().Revision, "age_s", now.Sub(c.good).Seconds())
+		c.err = nil
+	default:
+		c.err = err
+	}
+	return c.cur, c.err
+}
+
+// read returns cur when the store still holds it, else the new catalog.
+func (c *catalogCache) read(ctx context.Context, cur *snapshot) (*snapshot, error) {
+	opts := store.GetOptions{}
+	if cur != nil {
+		opts.IfNoneMatch = cur.view.ETag()
+	}
+	obj, err := c.store.Get(ctx, catalog.Key, opts)
+	switch {
+	case errors.Is(err, store.ErrNotModified) && cur != nil:
+		return cur, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
+	}
+	defer func() { _ = obj.Body.Close() }()
+	b, err := io.ReadAll(io.LimitReader(obj.Body, catalog.MaxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
+	}
+	if len(b) > catalog.MaxDocumentBytes {
+		return nil, fmt.Errorf("read %s: %w", catalog.Key, store.ErrTooLarge)
+	}
+	cat, err := catalog.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return newSnapshot(catalog.Compile(cat, obj.ETag)), nil
+}
+
+// maxRenders bounds the rendered documents one snapshot keeps. Keys include
+// the origin, which a local Host header can vary at will.
+const maxRenders = 64
+
+// snapshot is one catalog revision with the documents rendered from it,
+// each rendered once per (document, auth class, origin).
+type snapshot struct {
+	view *catalog.View
+
+	visibleOnce [2]sync.Once
+	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
+
+	mu      sync.Mutex
+	renders map[renderKey]*renderSlot
+}
+
+// anyVisible is View.AnyVisible, computed once per auth class.
+func (s *snapshot) anyVisible(authenticated bool) bool {
+	i := 0
+	if authenticated {
+		i = 1
+	}
+	s.visibleOnce[i].Do(func() { s.visible[i] = s.view.AnyVisible(authenticated) })
+	return s.visible[i]
+}
+
+type renderKey struct {
+	listing       string
+	authenticated bool
+	origin        string
+}
+
+type renderSlot struct {
+	once  sync.Once
+	doc   *rendered
+	found bool
+}
+
+func newSnapshot(v *catalog.View) *snapshot {
+	return &snapshot{view: v, renders: map[renderKey]*renderSlot{}}
+}
+
+// index returns the rendered RFC index (listing "") or a listing's; found
+// is false for a listing the caller cannot see or that does not exist.
+func (s *snapshot) index(listing string, authenticated bool, base *url.URL) (doc *rendered, found bool) {
+	render := func() (*rendered, bool) {
+		if listing == "" {
+			return renderJSON(discovery.TopLevel(s.view, authenticated, base)), true
+		}
+		idx, ok := discovery.Listing(s.view, listing, authenticated, base)
+		if !ok {
+			return nil, false
+		}
+		return renderJSON(idx), true
+	}
+	// Only existing documents are cached: unknown listing names are
+	// unbounded, and answering them costs one map lookup anyway.
+	if listing != "" {
+		if _, ok := s.view.Listing(listing, authenticated); !ok {
+			return nil, false
+		}
+	}
+	key := renderKey{listing: listing, authenticated: authenticated, origin: discovery.Origin(base)}
+	s.mu.Lock()
+	slot, ok := s.renders[key]
+	if !ok && len(s.renders) < maxRenders {
+		slot = &renderSlot{}
+		s.renders[key] = slot
+	}
+	s.mu.Unlock()
+	if slot == nil {
+		return render()
+	}
+	slot.once.Do(func() { slot.doc, slot.found = render() })
+	return slot.doc, slot.found
+}
+
+// rendered is a JSON document ready to send: its bytes, its gzip encoding
+// when that is worth it, and a strong ETag for each.
+type rendered struct {
+	body   []byte
+	gz     []byte // nil: too small to be worth compressing
+	etag   string
+	gzETag string
+}
+
+// minGzip is the smallest body worth compressing.
+const minGzip = 1024
+
+// renderJSON encodes v (without HTML escaping, so URLs stay readable).
+func renderJSON(v any) *rendered {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only documents built from our own types reach here.
+		panic(fmt.Sprintf("server: encode document: %v", err))
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	tag := hex.EncodeToString(sum[:16])
+	d := &rendered{body: buf.Bytes(), etag: `"` + tag + `"`}
+	if len(d.body) >= minGzip {
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // valid level: no error
+		_, _ = zw.Write(d.body)                                 // writes to a bytes.Buffer cannot fail
+		_ = zw.Close()
+		d.gz, d.gzETag = gz.Bytes(), `"`+tag+`-gzip"`
+	}
+	return d
+}

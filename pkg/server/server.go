@@ -1,0 +1,358 @@
+// Package server is skilldrop's request path: one http.Handler that serves
+// the Agent Skills Discovery RFC index and its listings, every published
+// artifact under the integrity contract (re-hashed completely before the
+// status line; a mismatch is a 503, an audit event and a metric, never a
+// byte of the tampered content), MCP at /mcp, and the HTTP semantics
+// clients and caches expect: Bearer API keys, CORS, strong ETags and
+// conditional requests, Cache-Control, Vary and gzip for JSON feeds.
+//
+// The same handler runs in Lambda (through lambdahttp) and locally
+// (`skilldrop serve`); the only differences are where the public base URL
+// comes from and which store is read.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// Defaults for the zero values of Config.
+const (
+	// DefaultRevalidateEvery bounds how often a warm handler asks the store
+	// whether the catalog changed: a publish is visible within this (plus
+	// one request) of its catalog write.
+	DefaultRevalidateEvery = time.Second
+	// DefaultMaxStale is how long the last good catalog is served while the
+	// store cannot be read; after that every request answers 503.
+	DefaultMaxStale = 60 * time.Second
+	// DefaultMaxBodyBytes caps POST bodies (MCP messages).
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// Config configures a handler. Store is required; everything else has a
+// working zero value.
+type Config struct {
+	// Store holds the catalog and the validated blobs.
+	Store store.Store
+	// Keys supplies the SHA-256 hashes of the API keys. nil configures no
+	// keys: anonymous requests work and every presented key is invalid.
+	Keys apikey.Source
+	// Metrics counts DigestMismatch (nil: obs.Nop).
+	Metrics obs.Metrics
+	// Auditor logs audit events (nil: events go to Logger).
+	Auditor *obs.Auditor
+	// Logger receives one line per request and every error (nil: discard).
+	Logger *slog.Logger
+
+	// PublicBaseURL, when set, is the origin every absolute URL is built
+	// from ("https://skills.example.com"): scheme and host only.
+	PublicBaseURL string
+	// TrustForwardedHeaders lets X-Forwarded-Host and X-Forwarded-Proto name
+	// the origin when no base URL is configured and the request did not
+	// come through API Gateway. Only set it behind a proxy that overwrites
+	// them: a client can send anything.
+	TrustForwardedHeaders bool
+	// Local allows the Host header as the origin (`skilldrop serve`), when
+	// nothing better is known. In Lambda the origin is API Gateway's domain.
+	Local bool
+
+	// RevalidateEvery is DefaultRevalidateEvery when zero.
+	RevalidateEvery time.Duration
+	// MaxStale is DefaultMaxStale when zero; negative never serves stale.
+	MaxStale time.Duration
+	// MaxArtifactBytes bounds what is buffered for one artifact
+	// (skillsconfig.DefaultMaxArtifactBytes when zero).
+	MaxArtifactBytes int64
+	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero).
+	MaxBodyBytes int64
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Version is reported as the MCP server version ("dev" when empty).
+	Version string
+}
+
+// Server is the handler New returns. It is safe for concurrent use.
+type Server struct {
+	store       store.Store
+	keys        *apikey.Verifier
+	metrics     obs.Metrics
+	auditor     *obs.Auditor
+	log         *slog.Logger
+	base        *url.URL // configured origin, or nil
+	trustFwd    bool
+	local       bool
+	maxArtifact int64
+	maxBody     int64
+	now         func() time.Time
+	version     string
+
+	catalog *catalogCache
+	mcp     *mcpServers
+}
+
+// New validates cfg and returns the handler.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: Config.Store is required")
+	}
+	s := &Server{
+		store:       cfg.Store,
+		keys:        apikey.NewVerifier(cfg.Keys),
+		metrics:     cfg.Metrics,
+		auditor:     cfg.Auditor,
+		log:         cfg.Logger,
+		trustFwd:    cfg.TrustForwardedHeaders,
+		local:       cfg.Local,
+		maxArtifact: cfg.MaxArtifactBytes,
+		maxBody:     cfg.MaxBodyBytes,
+		now:         cfg.Now,
+		version:     cfg.Version,
+	}
+	if cfg.PublicBaseURL != "" {
+		u, err := ParseBaseURL(cfg.PublicBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		s.base = u
+	}
+	if s.metrics == nil {
+		s.metrics = obs.Nop{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if s.auditor == nil {
+		s.auditor = obs.NewAuditor(s.log)
+	}
+	if s.maxArtifact <= 0 {
+		s.maxArtifact = skillsconfig.DefaultMaxArtifactBytes
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.version == "" {
+		s.version = "dev"
+	}
+	every := cfg.RevalidateEvery
+	if every <= 0 {
+		every = DefaultRevalidateEvery
+	}
+	stale := cfg.MaxStale
+	if stale == 0 {
+		stale = DefaultMaxStale
+	}
+	s.catalog = newCatalogCache(s.store, every, stale, s.now, s.log)
+	s.mcp = newMCPServers(s.version, s.maxBody, s.log)
+	return s, nil
+}
+
+// ParseBaseURL checks a configured public base URL: absolute http(s), a
+// host, and nothing after it but an optional "/". Clients build the native
+// feed's paths from the origin root, so a base path could never work.
+func ParseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("public base URL %q: %w", raw, err)
+	}
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return nil, fmt.Errorf("public base URL %q: scheme must be https or http", raw)
+	case u.Host == "" || !validHost(u.Host):
+		return nil, fmt.Errorf("public base URL %q: no valid host", raw)
+	case u.User != nil, u.RawQuery != "", u.Fragment != "", u.Path != "" && u.Path != "/":
+		return nil, fmt.Errorf("public base URL %q: want only scheme and host (skilldrop serves at an origin root)", raw)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: strings.ToLower(u.Host)}, nil
+}
+
+// Route classes, for Allow headers and CORS preflight.
+const (
+	allowRead = "GET, HEAD, OPTIONS"
+	allowPost = "OPTIONS, POST"
+)
+
+// The route prefixes of the native manifest (issue 5); they answer 404
+// until the manifest resolver is wired in (serveNative).
+var nativePrefixes = []string{"/skills/v1/", "/subagents/v1/", "/api/v1/"}
+
+const (
+	mcpPath      = "/mcp"
+	manifestPath = "/manifest.json"
+)
+
+// ServeHTTP implements http.Handler. The order matters: the credential is
+// judged first, so an invalid key gets the same 401 on every path and
+// learns nothing about what exists; then the path is vetted; then routed.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
+	rq := s.begin(w, r)
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() { s.logRequest(rq, r, sw, start) }()
+
+	res, err := s.keys.Verify(r.Context(), r.Header)
+	switch {
+	case err != nil:
+		rq.log.Error("api key hashes unavailable", "error", err)
+		writeError(sw, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return
+	case res.Status == apikey.Invalid:
+		rq.keyID, rq.authReason = res.KeyID, res.Reason
+		sw.Header().Set("WWW-Authenticate", apikey.Challenge+`, error="invalid_token"`)
+		writeError(sw, r, http.StatusUnauthorized, codeUnauthorized, "The credential is not valid.")
+		return
+	case res.Status == apikey.Valid:
+		rq.authenticated, rq.keyID = true, res.KeyID
+	}
+
+	if !cleanPath(r) {
+		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	p := r.URL.Path
+	postRoute := p == mcpPath
+	if r.Method == http.MethodOptions {
+		allow := allowRead
+		if postRoute {
+			allow = allowPost
+		}
+		preflight(sw, allow)
+		return
+	}
+
+	switch {
+	case p == mcpPath:
+		s.serveMCP(sw, r, rq)
+	case p == manifestPath || hasAnyPrefix(p, nativePrefixes):
+		s.serveNative(sw, r, rq)
+	default:
+		if listing, ok := discovery.ParseIndexPath(p); ok {
+			s.serveIndex(sw, r, rq, listing)
+			return
+		}
+		s.servePath(sw, r, rq)
+	}
+}
+
+func hasAnyPrefix(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// readMethod answers 405 unless the method is GET or HEAD.
+func readMethod(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", allowRead)
+	writeError(w, r, http.StatusMethodNotAllowed, codeMethodNotAllowed, "Method not allowed.")
+	return false
+}
+
+// serveIndex answers the top-level index (listing "") or a listing's.
+func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request, listing string) {
+	if !readMethod(w, r) {
+		return
+	}
+	snap, ok := s.snapshot(w, r, rq)
+	if !ok {
+		return
+	}
+	base, ok := s.origin(w, r, rq)
+	if !ok {
+		return
+	}
+	doc, found := snap.index(listing, rq.authenticated, base)
+	if !found {
+		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	serveJSON(w, r, doc, feedCacheControl(rq.authenticated))
+}
+
+// servePath answers an artifact at its URL path, or 404.
+func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) {
+	snap, ok := s.snapshot(w, r, rq)
+	if !ok {
+		return
+	}
+	e := snap.view.ByPath(r.URL.Path, rq.authenticated)
+	if e == nil {
+		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	if !readMethod(w, r) {
+		return
+	}
+	ver := e.LatestVersion()
+	if ver == nil { // Live entries always have one; never serve a guess
+		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e))
+}
+
+// serveNative is the hook for the native manifest documents and /api/v1/
+// (issue 5): until the manifest resolver is wired in, every such path is
+// an honest 404 with a JSON body.
+func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, _ *request) {
+	writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+}
+
+// snapshot returns the current catalog, or answers 503: a catalog that
+// cannot be read is never mistaken for an empty one.
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request, rq *request) (*snapshot, bool) {
+	snap, err := s.catalog.get(r.Context())
+	if err != nil {
+		rq.log.Error("catalog unavailable", "error", err)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return nil, false
+	}
+	return snap, true
+}
+
+// origin returns the public origin of the request, or answers 400 for a
+// Host that is not one and 500 when the deployment gives no way to know it.
+func (s *Server) origin(w http.ResponseWriter, r *http.Request, rq *request) (*url.URL, bool) {
+	u, err := s.BaseURL(r)
+	switch {
+	case errors.Is(err, errBadHost):
+		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The Host header is not valid.")
+		return nil, false
+	case err != nil:
+		rq.log.Error("no public base URL", "error", err)
+		writeError(w, r, http.StatusInternalServerError, codeNoBaseURL, "The public base URL of this service is not configured.")
+		return nil, false
+	}
+	return u, true
+}
+
+// request is what the handler knows about one request.
+type request struct {
+	id            string
+	log           *slog.Logger
+	authenticated bool
+	keyID         string
+	authReason    string
+}
+
+var _ http.Handler = (*Server)(nil)
