@@ -1,0 +1,216 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// fakeS3 answers each "METHOD /bucket/key" with a canned response and
+// records the requests, so the fast tier can pin the error mapping and the
+// headers S3 sends without an emulator.
+type fakeS3 struct {
+	mu       sync.Mutex
+	answers  map[string]fakeAnswer
+	requests []*http.Request
+}
+
+type fakeAnswer struct {
+	status int
+	header map[string]string
+	code   string // S3 XML error code; none for HEAD-style empty bodies
+}
+
+func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	f.mu.Lock()
+	f.requests = append(f.requests, r)
+	a, ok := f.answers[r.Method+" "+r.URL.Path]
+	f.mu.Unlock()
+	if !ok {
+		a = fakeAnswer{status: http.StatusInternalServerError, code: "UnexpectedRequest"}
+	}
+	for k, v := range a.header {
+		w.Header().Set(k, v)
+	}
+	if a.code == "" {
+		w.WriteHeader(a.status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(a.status)
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>canned</Message></Error>`, a.code)
+}
+
+func (f *fakeS3) last() *http.Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[len(f.requests)-1]
+}
+
+// newFakeS3 serves answers on loopback and returns a store over bucket "skilldrop-fake"
+// whose client finds the endpoint the way production does: from
+// AWS_ENDPOINT_URL_S3 in the environment.
+func newFakeS3(t *testing.T, answers map[string]fakeAnswer) (*store.S3, *fakeS3) {
+	t.Helper()
+	f := &fakeS3{answers: answers}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		// A host name, not an IP: the SDK picks path style by itself for IPs.
+		"AWS_ENDPOINT_URL_S3":         strings.Replace(srv.URL, "127.0.0.1", "localhost", 1),
+		"AWS_ENDPOINT_URL":            "",
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_SESSION_TOKEN":           "",
+		"AWS_REGION":                  "us-east-1",
+		"AWS_PROFILE":                 "",
+		"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED":   "true",
+	} {
+		t.Setenv(k, v)
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRetryMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BaseEndpoint != nil {
+		t.Fatalf("BaseEndpoint = %q; the test means to exercise AWS_ENDPOINT_URL_S3 alone", *cfg.BaseEndpoint)
+	}
+	return store.NewS3(cfg, "skilldrop-fake"), f
+}
+
+func TestS3ErrorMapping(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer fakeAnswer
+		call   func(ctx context.Context, s *store.S3) error
+		want   error // nil: no sentinel (and for wantOK, no error)
+		wantOK bool
+	}{
+		{"GET NoSuchKey is not found", fakeAnswer{status: 404, code: "NoSuchKey"}, get, store.ErrNotFound, false},
+		{"HEAD 404 without a body is not found", fakeAnswer{status: 404}, head, store.ErrNotFound, false},
+		{"GET NoSuchBucket is an error, not absence", fakeAnswer{status: 404, code: "NoSuchBucket"}, get, nil, false},
+		{"GET 403 is an error, not absence", fakeAnswer{status: 403, code: "AccessDenied"}, get, nil, false},
+		{"GET 304 is not modified", fakeAnswer{status: 304}, get, store.ErrNotModified, false},
+		{"PUT 412 is precondition failed", fakeAnswer{status: 412, code: "PreconditionFailed"}, put, store.ErrPreconditionFailed, false},
+		{"PUT 409 ConditionalRequestConflict is precondition failed", fakeAnswer{status: 409, code: "ConditionalRequestConflict"}, put, store.ErrPreconditionFailed, false},
+		{"PUT 409 of another kind is an error", fakeAnswer{status: 409, code: "OperationAborted"}, put, nil, false},
+		{"PUT IfMatch on a missing key is not found", fakeAnswer{status: 404, code: "NoSuchKey"}, put, store.ErrNotFound, false},
+		{"DELETE of a missing key succeeds", fakeAnswer{status: 404, code: "NoSuchKey"}, del, nil, true},
+		{"DELETE refused is an error", fakeAnswer{status: 403, code: "AccessDenied"}, del, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			answers := map[string]fakeAnswer{}
+			for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete} {
+				answers[m+" /skilldrop-fake/k"] = tc.answer
+			}
+			s, _ := newFakeS3(t, answers)
+			err := tc.call(t.Context(), s)
+			switch {
+			case tc.wantOK:
+				if err != nil {
+					t.Fatalf("got %v, want success", err)
+				}
+			case err == nil:
+				t.Fatal("got success, want an error")
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("got %v, want %v", err, tc.want)
+			case tc.want == nil:
+				for _, sentinel := range []error{store.ErrNotFound, store.ErrNotModified, store.ErrPreconditionFailed} {
+					if errors.Is(err, sentinel) {
+						t.Fatalf("got %v, which reads as %v", err, sentinel)
+					}
+				}
+			}
+		})
+	}
+}
+
+func get(ctx context.Context, s *store.S3) error {
+	obj, err := s.Get(ctx, "k", store.GetOptions{IfNoneMatch: `"e"`})
+	if obj != nil {
+		_ = obj.Body.Close()
+	}
+	return err
+}
+
+func head(ctx context.Context, s *store.S3) error {
+	_, err := s.Head(ctx, "k")
+	return err
+}
+
+func put(ctx context.Context, s *store.S3) error {
+	_, err := s.Put(ctx, "k", []byte("x"), store.PutOptions{IfMatch: `"e"`})
+	return err
+}
+
+func del(ctx context.Context, s *store.S3) error { return s.Delete(ctx, "k") }
+
+func TestS3SendsConditionsPathStyle(t *testing.T) {
+	date := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	ok := fakeAnswer{status: 200, header: map[string]string{"ETag": `"new"`, "Date": date.Format(http.TimeFormat)}}
+	s, f := newFakeS3(t, map[string]fakeAnswer{
+		"PUT /skilldrop-fake/skills/a b+c.md": ok,
+		"GET /skilldrop-fake/skills/a b+c.md": {status: 200, header: map[string]string{"ETag": `"new"`, "Content-Length": "0"}},
+	})
+	ctx := t.Context()
+	cases := []struct {
+		name       string
+		call       func() error
+		header     string
+		wantHeader string
+	}{
+		{"Put IfMatch", func() error {
+			info, err := s.Put(ctx, "skills/a b+c.md", []byte("x"), store.PutOptions{IfMatch: `"old"`, ContentType: "text/markdown"})
+			if err == nil && (info.ETag != `"new"` || !info.LastModified.Equal(date) || info.Size != 1) {
+				return fmt.Errorf("Put returned %+v, want ETag \"new\", size 1, LastModified %v (the server's Date)", info, date)
+			}
+			return err
+		}, "If-Match", `"old"`},
+		{"Put IfNoneMatch", func() error {
+			_, err := s.Put(ctx, "skills/a b+c.md", []byte("x"), store.PutOptions{IfNoneMatch: "*"})
+			return err
+		}, "If-None-Match", "*"},
+		{"Get IfNoneMatch", func() error {
+			obj, err := s.Get(ctx, "skills/a b+c.md", store.GetOptions{IfNoneMatch: `"old"`})
+			if err == nil {
+				_ = obj.Body.Close()
+			}
+			return err
+		}, "If-None-Match", `"old"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(); err != nil {
+				t.Fatal(err)
+			}
+			r := f.last()
+			if got := r.Header.Get(tc.header); got != tc.wantHeader {
+				t.Errorf("%s = %q, want %q", tc.header, got, tc.wantHeader)
+			}
+			// Path style: the bucket is the first path element, not a host name.
+			if r.URL.Path != "/skilldrop-fake/skills/a b+c.md" {
+				t.Errorf("request path %q, want path-style /skilldrop-fake/skills/a b+c.md", r.URL.Path)
+			}
+			if r.Header.Get("X-Amz-Checksum-Mode") != "" {
+				t.Errorf("request asks for response checksums (%q), which makes the SDK log per GET when there are none", r.Header.Get("X-Amz-Checksum-Mode"))
+			}
+		})
+	}
+}
