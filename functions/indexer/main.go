@@ -1,0 +1,121 @@
+// Command indexer is the indexer Lambda: it receives the bucket's S3 event
+// notifications (or the documented reindex payload, {"skilldrop":"reindex"})
+// and hands them to pkg/indexer. It only wires: environment, SDK clients
+// built once, lambda.Start.
+//
+// Environment:
+//
+//	SKILLDROP_BUCKET                   the bucket (required)
+//	SKILLDROP_METRIC_NAMESPACE         CloudWatch namespace (default Skilldrop)
+//	SKILLDROP_MAX_ARTIFACT_BYTES       service caps; unset means the default
+//	SKILLDROP_MAX_ENTRIES
+//	SKILLDROP_MAX_EXPANDED_BYTES
+//	SKILLDROP_MAX_DECOMPRESSION_RATIO
+//	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// settings is what the environment configures.
+type settings struct {
+	bucket    string
+	namespace string
+	limits    archive.Limits
+	level     slog.Level
+}
+
+// parseEnv reads the settings; every bad value is an error naming the variable.
+func parseEnv(getenv func(string) string) (settings, error) {
+	s := settings{bucket: getenv("SKILLDROP_BUCKET"), namespace: getenv("SKILLDROP_METRIC_NAMESPACE")}
+	if s.bucket == "" {
+		return s, fmt.Errorf("SKILLDROP_BUCKET is required")
+	}
+	var err error
+	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
+		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
+	}
+	ints := []struct {
+		name string
+		max  int64
+		set  func(int64)
+	}{
+		{"SKILLDROP_MAX_ARTIFACT_BYTES", archive.DefaultMaxArtifactBytes, func(v int64) { s.limits.MaxArtifactBytes = v }},
+		{"SKILLDROP_MAX_ENTRIES", 1 << 20, func(v int64) { s.limits.MaxEntries = int(v) }},
+		{"SKILLDROP_MAX_EXPANDED_BYTES", 1 << 40, func(v int64) { s.limits.MaxExpandedBytes = v }},
+	}
+	for _, v := range ints {
+		raw := getenv(v.name)
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n <= 0 || n > v.max {
+			return s, fmt.Errorf("%s=%q: want an integer from 1 to %d", v.name, raw, v.max)
+		}
+		v.set(n)
+	}
+	if raw := getenv("SKILLDROP_MAX_DECOMPRESSION_RATIO"); raw != "" {
+		r, err := strconv.ParseFloat(raw, 64)
+		if err != nil || !(r >= 1 && r <= 1e6) {
+			return s, fmt.Errorf("SKILLDROP_MAX_DECOMPRESSION_RATIO=%q: want a number from 1 to 1000000", raw)
+		}
+		s.limits.MaxRatio = r
+	}
+	return s, nil
+}
+
+func main() {
+	s, err := parseEnv(os.Getenv)
+	if err != nil {
+		obs.NewLogger(os.Stdout, slog.LevelInfo).Error("indexer: bad configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	logger := obs.NewLogger(os.Stdout, s.level)
+	ctx := context.Background()
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		logger.Error("indexer: load AWS configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	metrics, err := cwmetrics.New(cwmetrics.NewClient(awsCfg), cwmetrics.Options{Namespace: s.namespace, Logger: logger})
+	if err != nil {
+		logger.Error("indexer: SKILLDROP_METRIC_NAMESPACE", "error", err.Error())
+		os.Exit(1)
+	}
+	ix, err := indexer.New(indexer.Config{
+		Store:   store.NewS3(awsCfg, s.bucket),
+		Bucket:  s.bucket,
+		Metrics: metrics,
+		Auditor: obs.NewAuditor(logger),
+		Logger:  logger,
+		Limits:  s.limits,
+	})
+	if err != nil {
+		logger.Error("indexer: configuration", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(func(ctx context.Context, raw json.RawMessage) (*indexer.Result, error) {
+		id := ""
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			id = lc.AwsRequestID
+		}
+		return ix.WithRequestID(id).Handle(ctx, raw)
+	})
+}

@@ -1,0 +1,389 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+)
+
+// config drops agent-skills.yaml and fails unless it was accepted.
+func (e *env) config(yaml string) *Result {
+	e.t.Helper()
+	res := e.drop(skillsconfig.Key, []byte(yaml))
+	if res.Config == ConfigRejected {
+		e.t.Fatalf("config rejected: %s", dump(res.Rejected))
+	}
+	return res
+}
+
+// indent indents a document for a YAML block scalar of a top-level entry.
+func indent(b []byte) string { return indentN(b, 6) }
+
+func indentN(b []byte, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "\n", "\n"+pad) + "\n"
+}
+
+func TestConfigOverridesDroppedEntries(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/x.md", skillDoc("x", "1", "From the frontmatter."))
+	e.drop("subagents/reviewer.md", agentDoc("reviewer", "1"))
+	res := e.config(`version: 1
+skills:
+  - name: x
+    visibility: authenticated
+    description: From the config.
+    url: /docs/x.md
+subagents:
+  - name: reviewer
+    visibility: authenticated
+`)
+	if res.Config != ConfigApplied {
+		t.Fatalf("result %s", dump(res))
+	}
+	x := e.live(catalog.KindSkill, "x")
+	if x.Visibility != catalog.Authenticated || x.EffectiveDescription() != "From the config." || x.Path != "/docs/x.md" {
+		t.Fatalf("overrides not applied: %s", dump(x))
+	}
+	if len(x.Versions) != 1 {
+		t.Fatalf("an override published a version: %s", dump(x))
+	}
+	if r := e.live(catalog.KindSubagent, "reviewer"); r.Visibility != catalog.Authenticated {
+		t.Fatalf("sub-agent visibility %s", r.Visibility)
+	}
+	v := catalog.Compile(e.catalog(), "")
+	if v.Skill("x", false) != nil || v.Skill("x", true) == nil || v.ByPath("/docs/x.md", true) == nil || v.ByPath("/skills/x.md", true) != nil {
+		t.Fatal("the compiled view does not follow the overrides")
+	}
+	// An agent.md's own visibility is a runtime hint, not access control.
+	e.drop("subagents/hinted.md", []byte("---\nname: hinted\ndescription: d\nvisibility: internal\n---\nBody.\n"))
+	if h := e.live(catalog.KindSubagent, "hinted"); h.Visibility != catalog.Public {
+		t.Fatalf("agent.md visibility became access control: %s", h.Visibility)
+	}
+	// Deleting the config removes its overrides.
+	if res := e.remove(skillsconfig.Key); res.Config != ConfigRemoved {
+		t.Fatalf("result %s", dump(res))
+	}
+	x = e.live(catalog.KindSkill, "x")
+	if x.Visibility != catalog.Public || x.EffectiveDescription() != "From the frontmatter." || x.Path != "/skills/x.md" {
+		t.Fatalf("overrides kept after the config was deleted: %s", dump(x))
+	}
+	if e.catalog().Config != nil {
+		t.Fatal("config still in force")
+	}
+}
+
+func TestConfigEntriesOfItsOwn(t *testing.T) {
+	body := skillDoc("inline", "1", "Inline skill.")
+	agent := agentDoc("helper", "1")
+	fileSkill := skillDoc("from-file", "1", "From files/.")
+	archived := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("zipped", "3", "Archived in files/."))})
+	e := newEnv(t)
+	e.put("files/from-file.md", fileSkill)
+	e.put("files/bundles/zipped.zip", archived)
+	res := e.config("version: 1\nskills:\n  - name: inline\n    body: |\n" + indent(body) + `  - name: from-file
+    type: skill-md
+    path: files/from-file.md
+  - name: zipped
+    type: archive
+    path: files/bundles/zipped.zip
+    url: /bundles/zipped.zip
+subagents:
+  - name: helper
+    body: |
+` + indent(agent))
+	if res.Config != ConfigApplied || len(res.Rejected) != 0 {
+		t.Fatalf("result %s", dump(res))
+	}
+	tests := []struct {
+		kind   catalog.Kind
+		name   string
+		bytes  []byte
+		path   string
+		format artifact.Format
+		source string
+	}{
+		{catalog.KindSkill, "inline", body, "/skills/inline.md", artifact.FormatMarkdown, skillsconfig.Key},
+		{catalog.KindSkill, "from-file", fileSkill, "/skills/from-file.md", artifact.FormatMarkdown, "files/from-file.md"},
+		{catalog.KindSkill, "zipped", archived, "/bundles/zipped.zip", artifact.FormatZip, "files/bundles/zipped.zip"},
+		{catalog.KindSubagent, "helper", agent, "", artifact.FormatMarkdown, skillsconfig.Key},
+	}
+	for _, tt := range tests {
+		en := e.live(tt.kind, tt.name)
+		v := en.LatestVersion()
+		if en.Source != catalog.ConfigSource || en.Path != tt.path || v.Format != tt.format || !v.Digest.Verify(tt.bytes) || v.SourceKey != tt.source {
+			t.Errorf("%s: entry %s", tt.name, dump(en))
+		}
+	}
+	consistent(t, e.st)
+	// An event on a files/ key re-evaluates the entries naming it.
+	e.drop("files/from-file.md", skillDoc("from-file", "2", "Updated."))
+	if en := e.live(catalog.KindSkill, "from-file"); en.Latest != "2" {
+		t.Fatalf("files/ update not picked up: %s", dump(en))
+	}
+	// Its deletion withdraws the entry, and says why.
+	res = e.remove("files/from-file.md")
+	if en := e.skill("from-file"); en.Live() {
+		t.Fatalf("entry live without its file: %s", dump(en))
+	}
+	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeMissingFile}) {
+		t.Fatalf("codes %v, want missing_file", got)
+	}
+	// Deleting the config withdraws its own entries.
+	e.remove(skillsconfig.Key)
+	c := e.catalog()
+	for _, name := range []string{"inline", "zipped"} {
+		if c.Skills[name].Live() {
+			t.Errorf("%s live after the config was deleted", name)
+		}
+	}
+	if c.Subagents["helper"].Live() {
+		t.Error("helper live after the config was deleted")
+	}
+}
+
+func TestConfigEntryMustNameItsBytes(t *testing.T) {
+	e := newEnv(t)
+	res := e.config("skills:\n  - name: inline\n    body: |\n" + indent(skillDoc("other", "1", "Mismatch.")))
+	if got := rejectionCodes(res); !slices.Equal(got, []string{"name_mismatch"}) {
+		t.Fatalf("codes %v, want name_mismatch", got)
+	}
+	if res.Config != ConfigApplied {
+		t.Fatalf("one bad entry rejected the config: %s", dump(res))
+	}
+}
+
+func TestInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T) {
+	good := "skills:\n  - name: x\n    visibility: authenticated\n"
+	tests := []struct {
+		name string
+		yaml string
+	}{
+		{"a YAML error", "skills: [\n"},
+		{"an unknown key", "skills:\n  - name: x\n    colour: red\n"},
+		{"a duplicate name", "skills:\n  - name: x\n  - name: x\n"},
+		{"a reserved route", "skills:\n  - name: x\n    url: /manifest.json\n"},
+		{"a url another live entry is served at", "skills:\n  - name: x\n    url: /skills/y.md\n"},
+		{"an entry defining a name a drop publishes", "skills:\n  - name: y\n    body: |\n" + indent(skillDoc("y", "9", "Config y."))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.drop("skills/x.md", skillDoc("x", "1", "X."))
+			e.drop("skills/y.md", skillDoc("y", "1", "Y."))
+			e.config(good)
+			before := e.catalog()
+			res := e.drop(skillsconfig.Key, []byte(tt.yaml))
+			if res.Config != ConfigRejected || !slices.Equal(rejectionCodes(res), []string{CodeInvalidConfig}) {
+				t.Fatalf("result %s, want the config rejected", dump(res))
+			}
+			after := e.catalog()
+			if after.Config.YAML != good || after.Revision != before.Revision {
+				t.Fatalf("the previous config did not stay in force: %s", dump(after.Config))
+			}
+			if after.Skills["x"].Visibility != catalog.Authenticated || after.Skills["y"].Source != "skills/y.md" {
+				t.Fatalf("entries changed: %s", dump(after.Skills))
+			}
+			st := e.status()
+			if len(st.Rejections) != 1 || st.Rejections[0].Key != skillsconfig.Key {
+				t.Fatalf("status %s", dump(st))
+			}
+			if len(e.audits()) != 1 {
+				t.Fatalf("audit events %v", e.audits())
+			}
+		})
+	}
+}
+
+func TestConfigChangeReevaluatesWhatItTouches(t *testing.T) {
+	e := newEnv(t)
+	e.config("skills:\n  - name: x\n    body: |\n" + indent(skillDoc("x", "1", "Config x.")))
+	res := e.drop("skills/x.md", skillDoc("x", "2", "Dropped x."))
+	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeNameConflict}) {
+		t.Fatalf("codes %v, want name_conflict while the config owns x", got)
+	}
+	// The config gives x up: the dropped key takes over in the same invocation.
+	res = e.config("skills:\n  - name: x\n    description: Now only an override.\n")
+	en := e.live(catalog.KindSkill, "x")
+	if en.Source != "skills/x.md" || en.Latest != "2" || en.EffectiveDescription() != "Now only an override." {
+		t.Fatalf("entry %s; result %s", dump(en), dump(res))
+	}
+	if !slices.Equal(labels(en), []string{"1", "2"}) {
+		t.Fatalf("history %v, want the config's version kept", labels(en))
+	}
+}
+
+func TestConfigCapsApplyAtValidation(t *testing.T) {
+	e := newEnv(t)
+	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	e.drop("skills/x.zip", three)
+	// Lowering a cap re-validates the current bytes: reported, not withdrawn.
+	res := e.config("skills:\n  - name: x\n    max_entries: 2\n")
+	if got := rejectionCodes(res); !slices.Equal(got, []string{"too_many_entries"}) {
+		t.Fatalf("codes %v, want too_many_entries", got)
+	}
+	if en := e.live(catalog.KindSkill, "x"); en.Latest != "1" {
+		t.Fatalf("entry %s", dump(en))
+	}
+	// New uploads are held to the lowered cap.
+	four := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Four files.")), "a": "a", "b": "b", "c": "c"})
+	if got := rejectionCodes(e.drop("skills/x.zip", four)); !slices.Equal(got, []string{"too_many_entries"}) {
+		t.Fatalf("codes %v, want too_many_entries", got)
+	}
+	// max_artifact_bytes lowers the size cap.
+	e.config("skills:\n  - name: x\n    max_artifact_bytes: 100\n")
+	if got := rejectionCodes(e.drop("skills/x.zip", four)); !slices.Equal(got, []string{"artifact_too_large"}) {
+		t.Fatalf("codes %v, want artifact_too_large", got)
+	}
+}
+
+func TestListings(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/shared.md", skillDoc("shared", "1", "Top level."))
+	e.drop("listings/partner-b/skills/dropped.md", skillDoc("dropped", "1", "Dropped into b."))
+	res := e.config(`listings:
+  partner-a:
+    skills:
+      - name: shared
+      - name: only-a
+        url: skills/only-a.md
+        body: |
+` + indentN(skillDoc("only-a", "1", "Only in a."), 10))
+	if res.Config != ConfigApplied {
+		t.Fatalf("result %s", dump(res))
+	}
+	v := catalog.Compile(e.catalog(), "")
+	names := func(l string) []string {
+		m, _ := v.Listing(l, true)
+		var out []string
+		for _, en := range m {
+			out = append(out, en.Name)
+		}
+		return out
+	}
+	if got := names("partner-a"); !slices.Equal(got, []string{"only-a", "shared"}) {
+		t.Fatalf("partner-a holds %v", got)
+	}
+	if got := names("partner-b"); !slices.Equal(got, []string{"dropped"}) {
+		t.Fatalf("partner-b holds %v", got)
+	}
+	if v.Skill("only-a", true) != nil {
+		t.Fatal("a listing-only skill is in the top-level index")
+	}
+	if en := e.live(catalog.KindSkill, "partner-a/only-a"); en.Path != "/.well-known/agent-skills/partner-a/skills/only-a.md" {
+		t.Fatalf("listing entry path %q", en.Path)
+	}
+	if en := e.live(catalog.KindSkill, "shared"); !slices.Equal(en.Listings, []string{"partner-a"}) {
+		t.Fatalf("shared listings %v", en.Listings)
+	}
+	// A drop under a name a listing includes by reference is a conflict.
+	res = e.drop("listings/partner-a/skills/shared.md", skillDoc("shared", "1", "Clash."))
+	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeNameConflict}) {
+		t.Fatalf("codes %v, want name_conflict", got)
+	}
+}
+
+// tlsServer serves one document at /<name> and counts requests.
+func tlsServer(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestExternalEntries(t *testing.T) {
+	doc := skillDoc("ext", "4", "Fetched.")
+	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ext.md":
+			_, _ = w.Write(doc)
+		case "/big.md":
+			_, _ = w.Write(bytes.Repeat([]byte("x"), 200))
+		case "/slow.md":
+			<-r.Context().Done()
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	e := newEnv(t, func(c *Config) { c.HTTPClient = srv.Client(); c.FetchTimeout = 200 * time.Millisecond })
+	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
+	en := e.live(catalog.KindSkill, "ext")
+	if en.ExternalURL != srv.URL+"/ext.md" || en.Path != "" || !en.LatestVersion().Digest.Verify(doc) || en.Latest != "4" {
+		t.Fatalf("entry %s", dump(en))
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("%d fetches, want 1", hits.Load())
+	}
+	if _, err := e.st.Head(context.Background(), catalog.BlobKey(digest.Of(doc))); err == nil {
+		t.Fatal("an external entry was re-hosted")
+	}
+	// Fetched once: a re-index does not fetch again.
+	e.reindex()
+	if hits.Load() != 1 {
+		t.Fatalf("%d fetches after a re-index, want 1", hits.Load())
+	}
+	tests := []struct {
+		name string
+		path string
+		max  string
+		code string
+	}{
+		{"a status other than 200", "/missing.md", "", CodeFetchFailed},
+		{"more bytes than the cap", "/big.md", "    max_artifact_bytes: 100\n", CodeFetchFailed},
+		{"no answer within the timeout", "/slow.md", "", CodeFetchFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n%s", srv.URL, tt.path, tt.max))
+			if got := rejectionCodes(res); !slices.Equal(got, []string{tt.code}) {
+				t.Fatalf("codes %v, want %s; %s", got, tt.code, dump(res))
+			}
+			// The previous version stays in service.
+			if en := e.live(catalog.KindSkill, "ext"); en.ExternalURL != srv.URL+"/ext.md" {
+				t.Fatalf("entry %s", dump(en))
+			}
+		})
+	}
+}
+
+func TestPinnedExternalEntryIsNeverFetched(t *testing.T) {
+	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
+	e := newEnv(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	d := digest.Of([]byte("whatever the operator vouches for"))
+	e.config(fmt.Sprintf("skills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
+	en := e.live(catalog.KindSkill, "pinned")
+	v := en.LatestVersion()
+	if !v.Digest.Equal(d) || v.Type != artifact.TypeArchive || v.Format != artifact.FormatTarGz || en.EffectiveDescription() != "Pinned." {
+		t.Fatalf("entry %s", dump(en))
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("a pinned entry was fetched %d times", hits.Load())
+	}
+}
+
+func TestConfigRedeliveryWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.config("skills:\n  - name: x\n    visibility: authenticated\n")
+	rev := e.catalog().Revision
+	if res := e.reconcile(skillsconfig.Key); res.Config != "" {
+		t.Fatalf("result %s", dump(res))
+	}
+	if e.catalog().Revision != rev {
+		t.Fatal("an unchanged config was written again")
+	}
+}

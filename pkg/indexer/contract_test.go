@@ -1,0 +1,148 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// TestBucketContract drops one key of every row of DESIGN.md's bucket
+// contract and checks what it becomes.
+func TestBucketContract(t *testing.T) {
+	skillZip := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Zipped.")), "run.sh": "echo"})
+	skillTgz := tgzOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Tarred.")), "docs/a.md": "a"})
+	tests := []struct {
+		name    string
+		key     string
+		body    []byte
+		kind    catalog.Kind
+		id      string
+		typ     artifact.Type
+		format  artifact.Format
+		path    string
+		listing string
+	}{
+		{"a SKILL.md file", "skills/x.md", skillDoc("x", "1.0", "Flat."), catalog.KindSkill, "x", artifact.TypeSkillMD, artifact.FormatMarkdown, "/skills/x.md", ""},
+		{"a SKILL.md in a folder", "skills/x/SKILL.md", skillDoc("x", "1.0", "Folder."), catalog.KindSkill, "x", artifact.TypeSkillMD, artifact.FormatMarkdown, "/skills/x/SKILL.md", ""},
+		{"a zip archive", "skills/x.zip", skillZip, catalog.KindSkill, "x", artifact.TypeArchive, artifact.FormatZip, "/skills/x.zip", ""},
+		{"a .tar.gz archive", "skills/x.tar.gz", skillTgz, catalog.KindSkill, "x", artifact.TypeArchive, artifact.FormatTarGz, "/skills/x.tar.gz", ""},
+		{"a .tgz archive", "skills/x.tgz", skillTgz, catalog.KindSkill, "x", artifact.TypeArchive, artifact.FormatTarGz, "/skills/x.tgz", ""},
+		{"a listing's SKILL.md", "listings/partner-a/skills/x.md", skillDoc("x", "1.0", "Listed."), catalog.KindSkill, "partner-a/x", artifact.TypeSkillMD, artifact.FormatMarkdown, "/.well-known/agent-skills/partner-a/skills/x.md", "partner-a"},
+		{"a listing's folder", "listings/partner-a/skills/x/SKILL.md", skillDoc("x", "1.0", "Listed."), catalog.KindSkill, "partner-a/x", artifact.TypeSkillMD, artifact.FormatMarkdown, "/.well-known/agent-skills/partner-a/skills/x/SKILL.md", "partner-a"},
+		{"a listing's archive", "listings/partner-a/skills/x.zip", skillZip, catalog.KindSkill, "partner-a/x", artifact.TypeArchive, artifact.FormatZip, "/.well-known/agent-skills/partner-a/skills/x.zip", "partner-a"},
+		{"a sub-agent file", "subagents/x.md", agentDoc("x", "2"), catalog.KindSubagent, "x", artifact.TypeAgentMD, artifact.FormatMarkdown, "", ""},
+		{"a sub-agent folder", "subagents/x/agent.md", agentDoc("x", "2"), catalog.KindSubagent, "x", artifact.TypeAgentMD, artifact.FormatMarkdown, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			res := e.drop(tt.key, tt.body)
+			if len(res.Published) != 1 || len(res.Rejected) != 0 {
+				t.Fatalf("result %s, want one published", dump(res))
+			}
+			en := e.live(tt.kind, tt.id)
+			v := en.LatestVersion()
+			if en.Source != tt.key || en.Path != tt.path || en.Listing != tt.listing || v.Type != tt.typ || v.Format != tt.format {
+				t.Fatalf("entry %s; want source %s path %q listing %q type %s format %s", dump(en), tt.key, tt.path, tt.listing, tt.typ, tt.format)
+			}
+			if v.SourceKey != tt.key || v.Size != int64(len(tt.body)) || !v.Digest.Verify(tt.body) {
+				t.Fatalf("version %s does not describe the %d dropped bytes", dump(v), len(tt.body))
+			}
+			blob, _, err := store.ReadAll(context.Background(), e.st, catalog.BlobKey(v.Digest), 0)
+			if err != nil || !bytes.Equal(blob, tt.body) {
+				t.Fatalf("blob %s: %v (equal %v)", catalog.BlobKey(v.Digest), err, bytes.Equal(blob, tt.body))
+			}
+			if tt.listing != "" {
+				if l := e.catalog().Listings[tt.listing]; l == nil {
+					t.Fatalf("listing %s not created by its drop", tt.listing)
+				}
+			}
+		})
+	}
+}
+
+func TestKeysOutsideTheContract(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string
+	}{
+		{"the indexer's own blobs", "blobs/sha256/" + strings.Repeat("a", 64)},
+		{"the indexer's own catalog", "catalog/other.json"},
+		{"a key no row names", "notes/todo.txt"},
+		{"a files/ key no config names", "files/unused.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			res := e.drop(tt.key, skillDoc("x", "", "Not a skill here."))
+			if !slices.Contains(res.Ignored, tt.key) || len(res.Published)+len(res.Rejected) != 0 {
+				t.Fatalf("result %s, want %s ignored", dump(res), tt.key)
+			}
+			if n := len(e.catalog().Skills); n != 0 {
+				t.Fatalf("%d skills published from %s", n, tt.key)
+			}
+		})
+	}
+}
+
+func TestFilesBesideASkillMDAreWarnedAbout(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/x/SKILL.md", skillDoc("x", "1", "Folder."))
+	e.drop("skills/x/README.md", []byte("readme"))
+	w := e.status().Warnings["skills/x/README.md"]
+	if len(w) != 1 || !strings.Contains(w[0], "skills/x/SKILL.md") {
+		t.Fatalf("warnings %q, want one naming skills/x/SKILL.md", w)
+	}
+	if en := e.live(catalog.KindSkill, "x"); en.Source != "skills/x/SKILL.md" || len(en.Versions) != 1 {
+		t.Fatalf("the file beside changed the skill: %s", dump(en))
+	}
+	e.remove("skills/x/README.md")
+	if w := e.status().Warnings["skills/x/README.md"]; w != nil {
+		t.Fatalf("warning %q kept after the file was deleted", w)
+	}
+}
+
+func TestInvalidKeysAreRejectedWhileTheyExist(t *testing.T) {
+	e := newEnv(t)
+	res := e.drop("skills/Not_A_Name.md", skillDoc("x", "", "Bad key."))
+	if len(res.Rejected) != 1 || res.Rejected[0].Key != "skills/Not_A_Name.md" {
+		t.Fatalf("result %s, want the key rejected", dump(res))
+	}
+	if got := e.status().Rejections; len(got) != 1 || got[0].Code != res.Rejected[0].Code {
+		t.Fatalf("status %s", dump(got))
+	}
+	if res := e.remove("skills/Not_A_Name.md"); len(res.Rejected) != 0 {
+		t.Fatalf("a deleted invalid key was rejected again: %s", dump(res))
+	}
+}
+
+func TestNameMustMatchTheKey(t *testing.T) {
+	tests := []struct {
+		key  string
+		body []byte
+	}{
+		{"skills/x.md", skillDoc("y", "1", "Other name.")},
+		{"skills/x/SKILL.md", skillDoc("y", "1", "Other name.")},
+		{"skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("y", "1", "Other."))})},
+		{"listings/l/skills/x.md", skillDoc("y", "1", "Other name.")},
+		{"subagents/x.md", agentDoc("y", "1")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			e := newEnv(t)
+			res := e.drop(tt.key, tt.body)
+			if got := rejectionCodes(res); !slices.Equal(got, []string{"name_mismatch"}) {
+				t.Fatalf("codes %v, want [name_mismatch]; %s", got, dump(res))
+			}
+			if c := e.catalog(); len(c.Skills)+len(c.Subagents) != 0 {
+				t.Fatalf("published despite the mismatch: %s", dump(c))
+			}
+		})
+	}
+}

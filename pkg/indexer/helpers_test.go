@@ -1,0 +1,307 @@
+package indexer
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/pack"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// clock is a deterministic clock: every reading is one second after the last.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// env is an indexer over a local directory store, with a metrics recorder
+// and the audit log in a buffer.
+type env struct {
+	t       testing.TB
+	st      store.Store
+	ix      *Indexer
+	metrics *obs.Recorder
+	logs    *syncBuffer
+}
+
+func newEnv(t testing.TB, mod ...func(*Config)) *env {
+	t.Helper()
+	st, err := store.NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return newEnvOn(t, st, mod...)
+}
+
+func newEnvOn(t testing.TB, st store.Store, mod ...func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, st: st, metrics: &obs.Recorder{}, logs: &syncBuffer{}}
+	logger := obs.NewLogger(e.logs, slog.LevelDebug)
+	cfg := Config{
+		Store:   st,
+		Metrics: e.metrics,
+		Auditor: obs.NewAuditor(logger),
+		Logger:  logger,
+		Now:     (&clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}).Now,
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	ix, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ix = ix
+	return e
+}
+
+func (e *env) put(key string, body []byte) {
+	e.t.Helper()
+	if _, err := e.st.Put(context.Background(), key, body, store.PutOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) del(key string) {
+	e.t.Helper()
+	if err := e.st.Delete(context.Background(), key); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// drop puts key and reconciles it, as an upload with its event.
+func (e *env) drop(key string, body []byte) *Result {
+	e.t.Helper()
+	e.put(key, body)
+	return e.reconcile(key)
+}
+
+// remove deletes key and reconciles it.
+func (e *env) remove(key string) *Result {
+	e.t.Helper()
+	e.del(key)
+	return e.reconcile(key)
+}
+
+func (e *env) reconcile(keys ...string) *Result {
+	e.t.Helper()
+	res, err := e.ix.Reconcile(context.Background(), keys...)
+	if err != nil {
+		e.t.Fatalf("reconcile %v: %v", keys, err)
+	}
+	return res
+}
+
+func (e *env) reindex() *Result {
+	e.t.Helper()
+	res, err := e.ix.Reindex(context.Background())
+	if err != nil {
+		e.t.Fatalf("reindex: %v", err)
+	}
+	return res
+}
+
+func (e *env) catalog() *catalog.Catalog {
+	e.t.Helper()
+	c, _, err := catalog.Load(context.Background(), e.st)
+	if errors.Is(err, store.ErrNotFound) {
+		return catalog.New()
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+func (e *env) status() *catalog.Status {
+	e.t.Helper()
+	s, _, err := catalog.LoadStatus(context.Background(), e.st)
+	if errors.Is(err, store.ErrNotFound) {
+		return catalog.NewStatus()
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+func (e *env) skill(name string) *catalog.Entry { return e.catalog().Skills[name] }
+
+// live returns the live entry or fails.
+func (e *env) live(kind catalog.Kind, id string) *catalog.Entry {
+	e.t.Helper()
+	c := e.catalog()
+	m := c.Skills
+	if kind == catalog.KindSubagent {
+		m = c.Subagents
+	}
+	en := m[id]
+	if en == nil || !en.Live() {
+		e.t.Fatalf("%s %s is not live; catalog: %s", kind, id, dump(c))
+	}
+	return en
+}
+
+// audits returns the agent_skill.rejected events logged, as maps.
+func (e *env) audits() []map[string]any {
+	var out []map[string]any
+	for line := range strings.SplitSeq(e.logs.String(), "\n") {
+		if !strings.Contains(line, obs.EventRejected) {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			e.t.Fatalf("audit line %q: %v", line, err)
+		}
+		if m["event"] == obs.EventRejected {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// rejectionCodes returns the codes a result rejected, sorted.
+func rejectionCodes(res *Result) []string {
+	var out []string
+	for _, r := range res.Rejected {
+		out = append(out, r.Code)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", " ")
+	return string(b)
+}
+
+// skillDoc is a SKILL.md; version "" leaves the label to the content digest.
+func skillDoc(name, version, description string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nname: %s\ndescription: %s\n", name, description)
+	if version != "" {
+		fmt.Fprintf(&b, "metadata:\n  version: %q\n", version)
+	}
+	b.WriteString("---\n# " + name + "\n\nDo the thing.\n")
+	return []byte(b.String())
+}
+
+// agentDoc is an agent.md.
+func agentDoc(name, version string) []byte {
+	v := ""
+	if version != "" {
+		v = fmt.Sprintf("version: %q\n", version)
+	}
+	return []byte(fmt.Sprintf("---\nname: %s\ndescription: The %s sub-agent.\n%s---\nYou review changes.\n", name, name, v))
+}
+
+// zipOf packs files (name → content) with pack.Zip.
+func zipOf(t testing.TB, files map[string]string) []byte {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, body := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(body), Mode: 0o644}
+	}
+	b, err := pack.Zip(fsys, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tgzOf builds a .tar.gz of files (name → content), in name order.
+func tgzOf(t testing.TB, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		hdr := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[n])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// consistent checks the invariant every catalog write keeps: every version
+// it names that is re-hosted has its blob, holding exactly its bytes.
+func consistent(t testing.TB, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	c, _, err := catalog.Load(ctx, st)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		t.Fatalf("catalog unreadable: %v", err)
+	}
+	for _, e := range allEntries(c) {
+		for _, v := range e.Versions {
+			if strings.Contains(v.SourceKey, "://") {
+				continue // external: not re-hosted
+			}
+			b, _, err := store.ReadAll(ctx, st, catalog.BlobKey(v.Digest), 0)
+			if err != nil {
+				t.Fatalf("%s %s version %s: blob: %v", e.Kind, e.ID(), v.Label, err)
+			}
+			if !v.Digest.Verify(b) {
+				t.Fatalf("%s %s version %s: blob does not hash to %s", e.Kind, e.ID(), v.Label, v.Digest)
+			}
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package indexer
+
+import (
+	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+)
+
+// validated is an accepted artifact as the catalog records it, with the
+// warnings for the status document.
+type validated struct {
+	catalog.Version
+	warnings []string
+}
+
+// targetOfKey is the entry a skill or sub-agent key claims.
+func targetOfKey(k artifact.Key) target {
+	kind := catalog.KindSkill
+	if k.Kind == artifact.KindSubagent {
+		kind = catalog.KindSubagent
+	}
+	return target{Kind: kind, Listing: k.Listing, Name: k.Name}
+}
+
+// validateDrop applies the bucket contract's rules to a dropped key's bytes.
+func validateDrop(k artifact.Key, data []byte, lim archive.Limits) (*validated, error) {
+	a, err := artifact.Validate(k, data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return fromArtifact(a), nil
+}
+
+// validateEntry applies the same rules to a config entry's bytes (inline,
+// from files/, or fetched): the type the entry declares, the name rule
+// against the entry's name, and the entry's caps.
+func validateEntry(ce *skillsconfig.Entry, data []byte, lim archive.Limits) (*validated, error) {
+	k := artifact.Key{Kind: artifact.KindSkill, Name: ce.Name, Listing: ce.Listing, Type: ce.Type}
+	switch {
+	case ce.Kind == catalog.KindSubagent:
+		k.Kind, k.Type, k.Format = artifact.KindSubagent, artifact.TypeAgentMD, artifact.FormatMarkdown
+	case ce.Type == artifact.TypeArchive:
+		k.Format = externalFormat(ce, data)
+	default:
+		k.Type, k.Format = artifact.TypeSkillMD, artifact.FormatMarkdown
+	}
+	k.Key = entryKeyName(ce, k.Format)
+	a, err := artifact.Validate(k, data, lim)
+	if err != nil {
+		return nil, err
+	}
+	return fromArtifact(a), nil
+}
+
+// entryKeyName is a file name for a config entry's bytes whose extension
+// declares its format, as the validator reads formats from names.
+func entryKeyName(ce *skillsconfig.Entry, f artifact.Format) string {
+	ext := ".md"
+	switch f {
+	case artifact.FormatZip:
+		ext = ".zip"
+	case artifact.FormatTarGz:
+		ext = ".tar.gz"
+	}
+	return ce.Name + ext
+}
+
+func fromArtifact(a *artifact.Artifact) *validated {
+	return &validated{
+		Version: catalog.Version{
+			Label:       a.Version,
+			Digest:      a.Digest,
+			Type:        a.Type,
+			Format:      a.Format,
+			Size:        a.Size,
+			Description: a.Description,
+			Subagent:    a.Subagent,
+		},
+		warnings: a.Warnings,
+	}
+}
+
+// rejectionOf returns the stable code and the message (without the code)
+// of a validation error; artifact.Validate and artifact.ParseKey return
+// only *artifact.Error.
+func rejectionOf(err error) (code, msg string) {
+	e, ok := artifact.AsError(err)
+	if !ok {
+		return "invalid", err.Error()
+	}
+	if e.Entry != "" {
+		return e.Code, e.Entry + ": " + e.Msg
+	}
+	return e.Code, e.Msg
+}
+
+// besideWarning is the status warning for a file beside a SKILL.md.
+func besideWarning(k artifact.Key) string {
+	folder := "skills/" + k.Name
+	if k.Listing != "" {
+		folder = "listings/" + k.Listing + "/" + folder
+	}
+	return "ignored: files beside " + folder + "/SKILL.md are not published; " +
+		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
+}

@@ -1,0 +1,184 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// verifyByListing is the number of keys above which verify lists the
+// source prefixes instead of asking for each key.
+const verifyByListing = 32
+
+// verify reports the keys whose state differs from the one they were read
+// in. A round that read a key before a concurrent invocation wrote newer
+// bytes may have published after it; reading the key again after the
+// catalog write tells, and another round then publishes what is there now.
+func (ix *Indexer) verify(ctx context.Context, seen map[string]observation) ([]string, error) {
+	if len(seen) == 0 {
+		return nil, nil
+	}
+	now := map[string]observation{}
+	if len(seen) > verifyByListing {
+		infos, err := ix.listSources(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		for _, info := range infos {
+			now[info.Key] = observation{present: true, etag: info.ETag}
+		}
+	} else {
+		var errs []error
+		for key := range seen {
+			info, err := ix.store.Head(ctx, key)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				now[key] = observation{}
+			case err != nil:
+				errs = append(errs, fmt.Errorf("verify %s: %w", key, err))
+				now[key] = seen[key] // unknown: do not loop on it
+			default:
+				now[key] = observation{present: true, etag: info.ETag}
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	}
+	var changed []string
+	for key, was := range seen {
+		if now[key] != was {
+			changed = append(changed, key)
+		}
+	}
+	slices.Sort(changed)
+	return changed, nil
+}
+
+// recorder gathers what an invocation's rounds found for the status document.
+type recorder struct {
+	rejections []rejection
+	warnings   map[string][]string
+}
+
+func newRecorder() *recorder { return &recorder{warnings: map[string][]string{}} }
+
+// add takes a round's findings into the result, leaving out rejections and
+// warnings of keys that changed while the round ran: they were decided on
+// stale bytes, and the next round decides them again.
+func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result) {
+	stale := func(key string) bool { return slices.Contains(changed, key) }
+	for _, rj := range d.rejections {
+		if !stale(rj.Key) {
+			r.rejections = append(r.rejections, rj)
+		}
+	}
+	for key, w := range pr.warnings {
+		if !stale(key) {
+			r.warnings[key] = w
+		}
+	}
+	res.Published = append(res.Published, d.published...)
+	res.Withdrawn = append(res.Withdrawn, d.withdrawn...)
+	res.Unchanged = append(res.Unchanged, d.unchanged...)
+	res.Ignored = append(res.Ignored, pr.ignored...)
+	if pr.config != "" {
+		res.Config = pr.config
+	}
+}
+
+// record writes the invocation's rejections and warnings to the status
+// document in one update, then audits and counts the rejections that were
+// recorded. A rejection equal to the newest one recorded for its key (same
+// code and bytes, and nothing published from the key since) is a
+// redelivery: it is reported in the result as Repeated and nothing else.
+func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
+	if len(rec.rejections) == 0 && len(rec.warnings) == 0 {
+		return nil
+	}
+	now := ix.now().UTC()
+	var fresh []bool
+	err := catalog.UpdateStatus(ctx, ix.store, func(st *catalog.Status) error {
+		fresh = make([]bool, len(rec.rejections))
+		before, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("encode status: %w", err)
+		}
+		for _, key := range slices.Sorted(maps.Keys(rec.warnings)) {
+			st.Warn(key, rec.warnings[key])
+		}
+		for i, r := range rec.rejections {
+			if repeated(st, r, cat) {
+				continue
+			}
+			fresh[i] = true
+			st.Reject(catalog.Rejection{
+				Key: r.Key, Code: r.Code, Message: r.Message, Time: now, Name: r.Name, Digest: r.Digest, ETag: r.ETag,
+			})
+		}
+		after, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("encode status: %w", err)
+		}
+		if bytes.Equal(before, after) {
+			return catalog.ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		// Nothing is audited or counted for a status not written: the
+		// retry this error causes records, audits and counts it once.
+		for _, r := range rec.rejections {
+			res.Rejected = append(res.Rejected, publicRejection(r, false))
+		}
+		return fmt.Errorf("update status: %w", err)
+	}
+	for i, r := range rec.rejections {
+		res.Rejected = append(res.Rejected, publicRejection(r, !fresh[i]))
+		if !fresh[i] {
+			continue
+		}
+		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
+		ix.metrics.Count(ctx, obs.UploadRejected, obs.DimensionReason, r.Code)
+	}
+	return nil
+}
+
+func publicRejection(r rejection, repeated bool) Rejection {
+	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Repeated: repeated}
+}
+
+// repeated reports whether r is already the newest rejection of its key.
+func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
+	prev := st.LatestRejection(r.Key, r.Name)
+	if prev == nil || prev.Code != r.Code {
+		return false
+	}
+	switch {
+	case !r.Digest.IsZero() || !prev.Digest.IsZero():
+		if !sameDigest(prev.Digest, r.Digest) {
+			return false
+		}
+	case prev.ETag != r.ETag:
+		return false
+	}
+	// Bytes published from the key since then make the same refusal news again.
+	if cat != nil {
+		for _, e := range allEntries(cat) {
+			for _, v := range e.Versions {
+				if v.SourceKey == r.Key && v.PublishedAt.After(prev.Time) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
