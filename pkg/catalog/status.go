@@ -35,10 +35,11 @@ type Rejection struct {
 	ETag   string        `json:"etag,omitempty"`
 }
 
-// LatestRejection returns the newest rejection recorded for key, or nil.
-func (s *Status) LatestRejection(key string) *Rejection {
+// LatestRejection returns the newest rejection recorded for key and name
+// (one key can hold several entries: agent-skills.yaml), or nil.
+func (s *Status) LatestRejection(key, name string) *Rejection {
 	for i := range s.Rejections {
-		if s.Rejections[i].Key == key {
+		if s.Rejections[i].Key == key && s.Rejections[i].Name == name {
 			return &s.Rejections[i]
 		}
 	}
