@@ -77,12 +77,8 @@ type Artifact struct {
 // frontmatter's. k.Type and k.Format are taken from k.Key's extension when
 // empty. Every rejection is an *Error.
 func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
-	eff, err := lim.Effective()
-	if err != nil {
-		return nil, wrap(err)
-	}
-	if size := int64(len(data)); size > eff.MaxArtifactBytes {
-		return nil, &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the artifact is %d bytes, more than max_artifact_bytes (%d)", size, eff.MaxArtifactBytes)}
+	if err := CheckSize(int64(len(data)), lim); err != nil {
+		return nil, err
 	}
 	if err := skillmd.ValidateName(k.Name); err != nil {
 		return nil, invalidKey(k.Key, "implied", k.Name, err)
@@ -137,6 +133,19 @@ func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
 		a.Version = "sha256-" + a.Digest.Short()
 	}
 	return a, nil
+}
+
+// CheckSize applies the first rule, max_artifact_bytes, to an artifact of
+// size bytes, so that callers holding a file can refuse it unread.
+func CheckSize(size int64, lim archive.Limits) error {
+	eff, err := lim.Effective()
+	if err != nil {
+		return wrap(err)
+	}
+	if size > eff.MaxArtifactBytes {
+		return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the artifact is %d bytes, more than max_artifact_bytes (%d)", size, eff.MaxArtifactBytes)}
+	}
+	return nil
 }
 
 // typeAndFormat completes k's type and format and checks they agree.

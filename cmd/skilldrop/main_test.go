@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestDispatch(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdoutHas string
+		stderrHas string
+	}{
+		{"no command", nil, exitUsage, "", "commands:\n  validate"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{"help", []string{"help"}, exitOK, "  validate  validate skill files", ""},
+		{"--help", []string{"--help"}, exitOK, "usage: skilldrop <command>", ""},
+		{"help for a command", []string{"help", "validate"}, exitOK, "-max-entries", ""},
+		{"help for an unknown command", []string{"help", "nope"}, exitUsage, "", `unknown command "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.stdoutHas) || !strings.Contains(errOut, tt.stderrHas) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+					code, out, errOut, tt.code, tt.stdoutHas, tt.stderrHas)
+			}
+		})
+	}
+}
+
+func TestRegisterRefusesDuplicates(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second registration of validate did not panic")
+		}
+	}()
+	register(&command{name: "validate"})
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{"a.zip": "a.zip", "my skill.zip": `"my skill.zip"`, "a\nb.md": `"a\nb.md"`, "": `""`, "café.md": "café.md"} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestBinaryExitStatus runs the built command, as `go run ./cmd/skilldrop`
+// would, to pin the exit statuses the process itself returns.
+func TestBinaryExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "skilldrop")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	good := writeFile(t, dir, "deploy.md", skillDoc("deploy"))
+	bad := writeFile(t, dir, "other.md", skillDoc("deploy"))
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"validate", good}, exitOK},
+		{[]string{"validate", good, bad}, exitFailure},
+		{[]string{"validate"}, exitUsage},
+		{[]string{"validate", "-no-such-flag", good}, exitUsage},
+		{nil, exitUsage},
+	} {
+		cmd := exec.Command(bin, tt.args...)
+		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)
+		err := cmd.Run()
+		if got := cmd.ProcessState.ExitCode(); got != tt.code {
+			t.Errorf("skilldrop %q exited %d (%v), want %d", tt.args, got, err, tt.code)
+		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
