@@ -17,7 +17,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,49 +161,67 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// PrivateMoto starts a moto_server of the test's own on a free loopback port,
-// for tests that must stop the emulator mid-way; it returns the endpoint and
-// a stop function (also run at cleanup). It never touches the shared emulator.
-func PrivateMoto(t testing.TB) (endpoint string, stop func()) {
+// Moto is a moto server of one test's own.
+type Moto struct {
+	// Endpoint is its http://127.0.0.1:<port> URL.
+	Endpoint string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopped  bool
+}
+
+// PrivateMoto starts a moto server (scripts/moto_serial.py) of the test's own
+// on a free loopback port, for tests that must stop or pause the emulator
+// mid-way; it is stopped at cleanup. It never touches the shared emulator.
+func PrivateMoto(t testing.TB) *Moto {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Fatalf("moto_server not found (pip install 'moto[server]'): %v", err)
-	}
+	_, self, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(self), "..", "..", "scripts", "moto_serial.py")
 	port := FreePort(t)
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start moto_server: %v", err)
+	m := &Moto{
+		Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port),
+		cmd:      exec.Command("python3", script, "-H", "127.0.0.1", "-p", fmt.Sprint(port)),
+		done:     make(chan struct{}),
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = cmd.Process.Kill()
-		<-done
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("start private moto: %v", err)
 	}
-	t.Cleanup(stop)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	go func() { _ = m.cmd.Wait(); close(m.done) }()
+	t.Cleanup(m.Stop)
+	addr := strings.TrimPrefix(m.Endpoint, "http://")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			_ = c.Close()
-			break
+			return m
 		}
 		select {
-		case <-done:
-			t.Fatal("private moto_server exited before listening")
+		case <-m.done:
+			t.Fatal("private moto exited before listening")
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatal(errors.New("private moto_server did not listen within 30s"))
+			t.Fatal(errors.New("private moto did not listen within 30s"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return "http://" + addr, stop
+}
+
+// Pause stops the process (SIGSTOP): connections hang as they would to an
+// unresponsive endpoint, and its state survives for Resume.
+func (m *Moto) Pause() error { return m.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (m *Moto) Resume() error { return m.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Stop kills the process and waits for it; it is idempotent.
+func (m *Moto) Stop() {
+	if m.stopped {
+		return
+	}
+	m.stopped = true
+	_ = m.cmd.Process.Signal(syscall.SIGCONT)
+	_ = m.cmd.Process.Kill()
+	<-m.done
 }

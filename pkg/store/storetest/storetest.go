@@ -25,15 +25,6 @@ type Options struct {
 	// Increments is how many increments each worker lands on the shared
 	// counter (default 4).
 	Increments int
-	// NonAtomicConditionalWrites, when set, says why the implementation
-	// under test is known to check a write's condition and store the write
-	// in two steps that concurrent requests can interleave (an emulator,
-	// never a real store). The concurrency tests then still run and assert
-	// everything else, but a lost race skips the test, quoting the evidence
-	// and this reason, instead of failing it (a test that also failed
-	// otherwise stays failed). The single-request conditional tests, which
-	// prove stale writes are refused at all, stay strict.
-	NonAtomicConditionalWrites string
 }
 
 // Run runs the contract suite. newStore returns an empty store for one
@@ -457,9 +448,6 @@ func testIncrements(t *testing.T, s store.Store, o Options) {
 	slices.Sort(dups)
 	msg := fmt.Sprintf("counter = %s after %d increments: lost updates (IfMatch writes that all succeeded from the same value: %v; %d stale writes were refused)",
 		got, want, dups, conflicts.Load())
-	if o.NonAtomicConditionalWrites != "" {
-		t.Skipf("%s; known limitation: %s", msg, o.NonAtomicConditionalWrites)
-	}
 	t.Error(msg)
 }
 
@@ -505,9 +493,6 @@ func testCreateRace(t *testing.T, s store.Store, o Options) {
 		return
 	}
 	msg := fmt.Sprintf("%d of %d concurrent creates succeeded (writers %v), want exactly 1", len(winners), o.Workers, winners)
-	if o.NonAtomicConditionalWrites != "" {
-		t.Skipf("%s; the object holds %q; known limitation: %s", msg, got, o.NonAtomicConditionalWrites)
-	}
 	t.Error(msg)
 }
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""moto_server with every request handled one at a time.
+
+moto checks S3's If-Match / If-None-Match and stores the object in two steps
+with no lock between them, while moto_server serves each request on its own
+thread, so two conditional writes can both win (moto 5.2.1:
+moto/s3/responses.py put_object checks, moto/s3/models.py put_object stores).
+Real S3 and LocalStack make conditional writes atomic, and skilldrop's
+catalog relies on it. This launcher keeps moto's threaded server (so idle
+keep-alive connections never block anyone) but runs the application under
+one lock, which makes every request atomic.
+
+Usage: moto_serial.py [-H HOST] [-p PORT]
+"""
+import argparse
+import os
+import signal
+import sys
+import threading
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-H", "--host", default="127.0.0.1")
+    parser.add_argument("-p", "--port", type=int, default=4566)
+    args = parser.parse_args()
+    # moto builds some URLs (SQS queue URLs) from MOTO_PORT.
+    os.environ.setdefault("MOTO_PORT", str(args.port))
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import run_simple
+
+    app = DomainDispatcherApplication(create_backend_app)
+    lock = threading.Lock()
+
+    def serialized(environ, start_response):
+        with lock:
+            body = app(environ, start_response)
+            try:
+                return [b"".join(body)]
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+    run_simple(args.host, args.port, serialized, threaded=True)
+
+
+if __name__ == "__main__":
+    main()
