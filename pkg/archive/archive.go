@@ -223,6 +223,7 @@ const (
 	CodeSymlink          = "symlink"           // any symlink in a zip
 	CodeSymlinkEscape    = "symlink_escape"    // a tar symlink resolving outside the root
 	CodeSymlinkChain     = "symlink_chain"     // a tar symlink resolving through a symlink
+	CodeSymlinkLoop      = "symlink_loop"      // a tar symlink to a directory holding it ("." or "..")
 	CodeBeneathSymlink   = "beneath_symlink"   // an entry below a tar symlink
 	CodeHardlink         = "hardlink"          // a hard link not naming an earlier regular file
 	CodeSpecialFile      = "special_file"      // device, FIFO, socket

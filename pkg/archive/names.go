@@ -219,8 +219,8 @@ func checkTarget(name, target string) *Error {
 
 // checkChains refuses symlinks whose target passes through (or is) a
 // symlink: every directory walked while resolving the target must be a
-// plain name. It runs once every name is known, as links may come in any
-// order.
+// plain name; and symlinks to a directory that holds them (loops). It
+// runs once every name is known, as links may come in any order.
 func (r *registry) checkChains() *Error {
 	var buf []byte
 	var marks []int
@@ -250,6 +250,11 @@ func (r *registry) checkChains() *Error {
 			if r.kinds[string(buf)] == kindSymlink {
 				return fail(CodeSymlinkChain, l.name, "symlink target %q resolves through the symlink %q", clip(l.target), clip(string(buf)))
 			}
+		}
+		// A link to a directory holding it makes an endless tree for
+		// anything that follows links while walking.
+		if len(buf) == 0 || strings.HasPrefix(l.key, string(buf)+"/") {
+			return fail(CodeSymlinkLoop, l.name, "symlink target %q is a directory that holds the link", clip(l.target))
 		}
 	}
 	return nil

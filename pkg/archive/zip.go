@@ -177,6 +177,8 @@ func (v *validator) zip() error {
 	for i := range entries {
 		e := &entries[i]
 		switch {
+		case e.offset >= cdOffset:
+			return fail(CodeOverlapping, e.raw, "its local header would lie inside the central directory")
 		case i == 0 && e.offset != 0:
 			return fail(CodeLeadingData, e.raw, "%d bytes before the first local header", e.offset)
 		case e.offset < next:
