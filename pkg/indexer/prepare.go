@@ -230,8 +230,10 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 				}
 				continue
 			}
+			// Withdrawn ones too: a takeover a failed read prevented is
+			// retried with the invocation.
 			for _, e := range allEntries(snap) {
-				if e.Source == a.source && !e.Withdrawn {
+				if e.Source == a.source {
 					if err := ix.addCandidates(ctx, targetOf(e), &q, cfgTargets, pr); err != nil {
 						return nil, err
 					}
@@ -285,7 +287,10 @@ func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inF
 	pr.seen[skillsconfig.Key] = observation{present: true, etag: info.ETag}
 	d := digest.Of(data)
 	if snap.Config != nil && d.Equal(snap.Config.Digest) {
-		return nil, nil
+		// A redelivery, or the retry of an invocation that put this config
+		// in force but failed to read something it touches: re-evaluate
+		// all of that (no-ops when it all landed).
+		return configTargets(inForce), nil
 	}
 	cfg, err := skillsconfig.Parse(data)
 	msg := ""
@@ -577,8 +582,12 @@ func (ix *Indexer) fetch(ctx context.Context, url string, limit int64) ([]byte, 
 }
 
 // putBlob writes validated bytes to their content-addressed key, create-only:
-// a blob that already exists holds these very bytes.
+// a blob that already exists holds these very bytes. It asks first, so a
+// redelivery or re-index does not upload (up to 4 MiB) again.
 func (ix *Indexer) putBlob(ctx context.Context, d digest.Digest, data []byte, f artifact.Format) error {
+	if _, err := ix.store.Head(ctx, catalog.BlobKey(d)); err == nil {
+		return nil
+	}
 	_, err := ix.store.Put(ctx, catalog.BlobKey(d), data, store.PutOptions{IfNoneMatch: "*", ContentType: f.ContentType()})
 	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) {
 		return fmt.Errorf("write blob %s: %w", d, err)

@@ -1,0 +1,86 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// benchArchive is a zip of SKILL.md and 999 text files of about 4 KiB each
+// (4 MB of content that compresses about 3:1), within the default caps.
+func benchArchive(b *testing.B) []byte {
+	b.Helper()
+	words := strings.Fields("skill agent deploy review branch merge request pipeline cache index catalog digest blob version label listing bucket archive")
+	rng := rand.New(rand.NewPCG(1, 2))
+	files := map[string]string{"SKILL.md": string(skillDoc("big", "1", "A skill with a thousand entries."))}
+	for i := range 999 {
+		var sb strings.Builder
+		for sb.Len() < 4096 {
+			sb.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(12) == 0 {
+				sb.WriteString(fmt.Sprintf(" %d\n", rng.Int()))
+			} else {
+				sb.WriteByte(' ')
+			}
+		}
+		files[fmt.Sprintf("docs/%02d/file-%03d.md", i%40, i)] = sb.String()
+	}
+	return zipOf(b, files)
+}
+
+// BenchmarkIndexArchive1000 indexes a 1000-entry archive end to end against
+// the local directory store: read, validate, blob write, catalog write,
+// verification. Each iteration starts from an empty bucket.
+func BenchmarkIndexArchive1000(b *testing.B) {
+	data := benchArchive(b)
+	root := b.TempDir()
+	ctx := context.Background()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir, err := os.MkdirTemp(root, "bucket")
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := store.NewDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := newEnvOn(b, st)
+		e.put("skills/big.zip", data)
+		b.StartTimer()
+		res, err := e.ix.Reconcile(ctx, "skills/big.zip")
+		b.StopTimer()
+		if err != nil || len(res.Published) != 1 {
+			b.Fatalf("err %v, result %s", err, dump(res))
+		}
+		_ = st.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkRedeliveredArchive1000 is the same key indexed again unchanged:
+// read and validate, then nothing to write.
+func BenchmarkRedeliveredArchive1000(b *testing.B) {
+	data := benchArchive(b)
+	e := newEnv(b)
+	e.put("skills/big.zip", data)
+	e.reconcile("skills/big.zip")
+	ctx := context.Background()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := e.ix.Reconcile(ctx, "skills/big.zip")
+		if err != nil || len(res.Unchanged) != 1 {
+			b.Fatalf("err %v, result %s", err, dump(res))
+		}
+	}
+}

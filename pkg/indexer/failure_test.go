@@ -1,0 +1,172 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// faultStore fails the n-th store operation (counting from 1; 0 never) and,
+// unless once is set, every one after it until healed: a store that went
+// away mid-run, or one transient error.
+type faultStore struct {
+	store.Store
+	n      int64
+	once   bool
+	ops    atomic.Int64
+	healed atomic.Bool
+}
+
+var errInjected = errors.New("injected store failure")
+
+func (f *faultStore) fault(op, key string) error {
+	i := f.ops.Add(1)
+	if f.n > 0 && (i == f.n || i > f.n && !f.once) && !f.healed.Load() {
+		return fmt.Errorf("%s %s (operation %d): %w", op, key, i, errInjected)
+	}
+	return nil
+}
+
+func (f *faultStore) Get(ctx context.Context, key string, o store.GetOptions) (*store.Object, error) {
+	if err := f.fault("get", key); err != nil {
+		return nil, err
+	}
+	return f.Store.Get(ctx, key, o)
+}
+
+func (f *faultStore) Head(ctx context.Context, key string) (store.Info, error) {
+	if err := f.fault("head", key); err != nil {
+		return store.Info{}, err
+	}
+	return f.Store.Head(ctx, key)
+}
+
+func (f *faultStore) Put(ctx context.Context, key string, b []byte, o store.PutOptions) (store.Info, error) {
+	if err := f.fault("put", key); err != nil {
+		return store.Info{}, err
+	}
+	return f.Store.Put(ctx, key, b, o)
+}
+
+func (f *faultStore) List(ctx context.Context, prefix string) ([]store.Info, error) {
+	if err := f.fault("list", prefix); err != nil {
+		return nil, err
+	}
+	return f.Store.List(ctx, prefix)
+}
+
+// scenario fills a bucket with a published state, then changes it; the
+// returned keys are the change's hints.
+func scenario(t testing.TB, e *env) []string {
+	e.drop("skills/keep.md", skillDoc("keep", "1", "Kept."))
+	e.drop("skills/old.md", skillDoc("old", "1", "Deleted in the change."))
+	e.drop("skills/x.md", skillDoc("x", "1", "Owner."))
+	e.drop("skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Contender."))}))
+	e.put("skills/keep.md", skillDoc("keep", "2", "Kept, updated."))
+	e.put("skills/new.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("new", "1", "New.")), "a": "a"}))
+	e.put("skills/bad.md", skillDoc("other", "1", "Mismatch."))
+	e.put(skillsconfig.Key, []byte("skills:\n  - name: keep\n    visibility: authenticated\n  - name: inline\n    body: |\n"+indent(skillDoc("inline", "1", "Inline."))))
+	e.del("skills/old.md")
+	e.del("skills/x.md")
+	return []string{"skills/keep.md", "skills/new.zip", "skills/bad.md", skillsconfig.Key, "skills/old.md", "skills/x.md"}
+}
+
+// TestStoreFailuresFailTheInvocationAndARetryConverges fails the store at
+// every operation of an invocation in turn, from there on or just once:
+// each must return an error (so Lambda retries) unless it was absorbed
+// with the work complete, leave a readable catalog whose every version has
+// its blob, and a retry must reach the state a clean run reaches.
+func TestStoreFailuresFailTheInvocationAndARetryConverges(t *testing.T) {
+	clean := newEnv(t)
+	keys := scenario(t, clean)
+	counter := &faultStore{Store: clean.st}
+	clean.ix.store = counter
+	clean.reconcile(keys...)
+	want := served(t, clean.catalog())
+	total := counter.ops.Load()
+	if total < 20 {
+		t.Fatalf("only %d store operations: the sweep would prove little", total)
+	}
+	for i := range 2 * total {
+		n, once := i%total+1, i >= total
+		name := fmt.Sprintf("failing from operation %d of %d", n, total)
+		if once {
+			name = fmt.Sprintf("failing operation %d of %d once", n, total)
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			keys := scenario(t, e)
+			fs := &faultStore{Store: e.st, n: n, once: once}
+			e.ix.store = fs
+			_, err := e.ix.Reconcile(context.Background(), keys...)
+			switch {
+			case once && err == nil:
+				// Absorbed (the blob HEAD is only a shortcut): then the
+				// invocation must have done all of its work.
+				if got := served(t, e.catalog()); got != want {
+					t.Fatalf("a failure was absorbed but the work is incomplete:\n%s", got)
+				}
+			case !errors.Is(err, errInjected):
+				t.Fatalf("err = %v, want the store failure", err)
+			}
+			consistent(t, e.st)
+			fs.healed.Store(true)
+			e.reconcile(keys...)
+			if got := served(t, e.catalog()); got != want {
+				t.Fatalf("after the retry:\n%s\nwant:\n%s", got, want)
+			}
+			if n := len(e.status().Rejections); n != len(clean.status().Rejections) {
+				t.Fatalf("%d rejections recorded, a clean run records %d", n, len(clean.status().Rejections))
+			}
+		})
+	}
+}
+
+// racingStore writes newer bytes to a key right after the indexer first
+// reads it, as an upload landing while an invocation runs.
+type racingStore struct {
+	store.Store
+	key   string
+	newer []byte
+	once  sync.Once
+}
+
+func (r *racingStore) Get(ctx context.Context, key string, o store.GetOptions) (*store.Object, error) {
+	obj, err := r.Store.Get(ctx, key, o)
+	if key == r.key && err == nil {
+		r.once.Do(func() {
+			if _, err := r.Store.Put(ctx, key, r.newer, store.PutOptions{}); err != nil {
+				panic(err)
+			}
+		})
+	}
+	return obj, err
+}
+
+func TestAKeyChangedDuringTheRoundIsReadAgain(t *testing.T) {
+	e := newEnv(t)
+	e.put("skills/x.md", skillDoc("x", "1", "Read first."))
+	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "2", "Written meanwhile.")}
+	res := e.reconcile("skills/x.md")
+	if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
+		t.Fatalf("entry %s: the stale read won; result %s", dump(en), dump(res))
+	}
+}
+
+func TestStaleRejectionIsNotRecorded(t *testing.T) {
+	e := newEnv(t)
+	e.put("skills/x.md", skillDoc("y", "1", "Bad, then fixed meanwhile."))
+	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "1", "Fixed.")}
+	e.reconcile("skills/x.md")
+	e.live(catalog.KindSkill, "x")
+	if n := len(e.status().Rejections); n != 0 {
+		t.Fatalf("%d rejections recorded for bytes that were replaced during the round", n)
+	}
+}
