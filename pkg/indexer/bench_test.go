@@ -23,7 +23,7 @@ func benchArchive(b *testing.B) []byte {
 		for sb.Len() < 4096 {
 			sb.WriteString(words[rng.IntN(len(words))])
 			if rng.IntN(12) == 0 {
-				sb.WriteString(fmt.Sprintf(" %d\n", rng.Int()))
+				fmt.Fprintf(&sb, " %d\n", rng.Int())
 			} else {
 				sb.WriteByte(' ')
 			}

@@ -142,7 +142,7 @@ func (r *racingStore) Get(ctx context.Context, key string, o store.GetOptions) (
 	obj, err := r.Store.Get(ctx, key, o)
 	if key == r.key && err == nil {
 		r.once.Do(func() {
-			if _, err := r.Store.Put(ctx, key, r.newer, store.PutOptions{}); err != nil {
+			if _, err := r.Put(ctx, key, r.newer, store.PutOptions{}); err != nil {
 				panic(err)
 			}
 		})
