@@ -36,8 +36,8 @@ func indentN(b []byte, n int) string {
 	return pad + strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "\n", "\n"+pad) + "\n"
 }
 
-func TestConfigOverridesDroppedEntries(t *testing.T) {
-	e := newEnv(t)
+func testConfigOverridesDroppedEntries(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x.md", skillDoc("x", "1", "From the frontmatter."))
 	e.drop("subagents/reviewer.md", agentDoc("reviewer", "1"))
 	res := e.config(`version: 1
@@ -85,12 +85,12 @@ subagents:
 	}
 }
 
-func TestConfigEntriesOfItsOwn(t *testing.T) {
+func testConfigEntriesOfItsOwn(t *testing.T, mk envMaker) {
 	body := skillDoc("inline", "1", "Inline skill.")
 	agent := agentDoc("helper", "1")
 	fileSkill := skillDoc("from-file", "1", "From files/.")
 	archived := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("zipped", "3", "Archived in files/."))})
-	e := newEnv(t)
+	e := mk(t)
 	e.put("files/from-file.md", fileSkill)
 	e.put("files/bundles/zipped.zip", archived)
 	res := e.config("version: 1\nskills:\n  - name: inline\n    body: |\n" + indent(body) + `  - name: from-file
@@ -154,8 +154,8 @@ subagents:
 	}
 }
 
-func TestConfigEntryMustNameItsBytes(t *testing.T) {
-	e := newEnv(t)
+func testConfigEntryMustNameItsBytes(t *testing.T, mk envMaker) {
+	e := mk(t)
 	res := e.config("skills:\n  - name: inline\n    body: |\n" + indent(skillDoc("other", "1", "Mismatch.")))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{"name_mismatch"}) {
 		t.Fatalf("codes %v, want name_mismatch", got)
@@ -165,7 +165,7 @@ func TestConfigEntryMustNameItsBytes(t *testing.T) {
 	}
 }
 
-func TestInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T) {
+func testInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T, mk envMaker) {
 	good := "skills:\n  - name: x\n    visibility: authenticated\n"
 	tests := []struct {
 		name string
@@ -180,7 +180,7 @@ func TestInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := mk(t)
 			e.drop("skills/x.md", skillDoc("x", "1", "X."))
 			e.drop("skills/y.md", skillDoc("y", "1", "Y."))
 			e.config(good)
@@ -207,8 +207,8 @@ func TestInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T) {
 	}
 }
 
-func TestConfigChangeReevaluatesWhatItTouches(t *testing.T) {
-	e := newEnv(t)
+func testConfigChangeReevaluatesWhatItTouches(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.config("skills:\n  - name: x\n    body: |\n" + indent(skillDoc("x", "1", "Config x.")))
 	res := e.drop("skills/x.md", skillDoc("x", "2", "Dropped x."))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeNameConflict}) {
@@ -225,8 +225,8 @@ func TestConfigChangeReevaluatesWhatItTouches(t *testing.T) {
 	}
 }
 
-func TestConfigCapsApplyAtValidation(t *testing.T) {
-	e := newEnv(t)
+func testConfigCapsApplyAtValidation(t *testing.T, mk envMaker) {
+	e := mk(t)
 	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
 	e.drop("skills/x.zip", three)
 	// Lowering a cap re-validates the current bytes: reported, not withdrawn.
@@ -249,8 +249,8 @@ func TestConfigCapsApplyAtValidation(t *testing.T) {
 	}
 }
 
-func TestListings(t *testing.T) {
-	e := newEnv(t)
+func testListings(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/shared.md", skillDoc("shared", "1", "Top level."))
 	e.drop("listings/partner-b/skills/dropped.md", skillDoc("dropped", "1", "Dropped into b."))
 	res := e.config(`listings:
@@ -306,7 +306,7 @@ func tlsServer(t *testing.T, handler http.HandlerFunc) (*httptest.Server, *atomi
 	return srv, &n
 }
 
-func TestExternalEntries(t *testing.T) {
+func testExternalEntries(t *testing.T, mk envMaker) {
 	doc := skillDoc("ext", "4", "Fetched.")
 	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -320,7 +320,7 @@ func TestExternalEntries(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	e := newEnv(t, func(c *Config) { c.HTTPClient = srv.Client(); c.FetchTimeout = 200 * time.Millisecond })
+	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client(); c.FetchTimeout = 200 * time.Millisecond })
 	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
 	en := e.live(catalog.KindSkill, "ext")
 	if en.ExternalURL != srv.URL+"/ext.md" || en.Path != "" || !en.LatestVersion().Digest.Verify(doc) || en.Latest != "4" {
@@ -361,9 +361,9 @@ func TestExternalEntries(t *testing.T) {
 	}
 }
 
-func TestPinnedExternalEntryIsNeverFetched(t *testing.T) {
+func testPinnedExternalEntryIsNeverFetched(t *testing.T, mk envMaker) {
 	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
-	e := newEnv(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
 	d := digest.Of([]byte("whatever the operator vouches for"))
 	e.config(fmt.Sprintf("skills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
 	en := e.live(catalog.KindSkill, "pinned")
@@ -376,8 +376,8 @@ func TestPinnedExternalEntryIsNeverFetched(t *testing.T) {
 	}
 }
 
-func TestConfigRedeliveryWritesNothing(t *testing.T) {
-	e := newEnv(t)
+func testConfigRedeliveryWritesNothing(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.config("skills:\n  - name: x\n    visibility: authenticated\n")
 	rev := e.catalog().Revision
 	if res := e.reconcile(skillsconfig.Key); res.Config != "" {

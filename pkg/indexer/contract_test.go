@@ -12,9 +12,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-// TestBucketContract drops one key of every row of DESIGN.md's bucket
+// testBucketContract drops one key of every row of DESIGN.md's bucket
 // contract and checks what it becomes.
-func TestBucketContract(t *testing.T) {
+func testBucketContract(t *testing.T, mk envMaker) {
 	skillZip := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Zipped.")), "run.sh": "echo"})
 	skillTgz := tgzOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Tarred.")), "docs/a.md": "a"})
 	tests := []struct {
@@ -41,7 +41,7 @@ func TestBucketContract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := mk(t)
 			res := e.drop(tt.key, tt.body)
 			if len(res.Published) != 1 || len(res.Rejected) != 0 {
 				t.Fatalf("result %s, want one published", dump(res))
@@ -67,7 +67,7 @@ func TestBucketContract(t *testing.T) {
 	}
 }
 
-func TestKeysOutsideTheContract(t *testing.T) {
+func testKeysOutsideTheContract(t *testing.T, mk envMaker) {
 	tests := []struct {
 		name string
 		key  string
@@ -79,7 +79,7 @@ func TestKeysOutsideTheContract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := mk(t)
 			res := e.drop(tt.key, skillDoc("x", "", "Not a skill here."))
 			if !slices.Contains(res.Ignored, tt.key) || len(res.Published)+len(res.Rejected) != 0 {
 				t.Fatalf("result %s, want %s ignored", dump(res), tt.key)
@@ -91,8 +91,8 @@ func TestKeysOutsideTheContract(t *testing.T) {
 	}
 }
 
-func TestFilesBesideASkillMDAreWarnedAbout(t *testing.T) {
-	e := newEnv(t)
+func testFilesBesideASkillMDAreWarnedAbout(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x/SKILL.md", skillDoc("x", "1", "Folder."))
 	e.drop("skills/x/README.md", []byte("readme"))
 	w := e.status().Warnings["skills/x/README.md"]
@@ -108,8 +108,8 @@ func TestFilesBesideASkillMDAreWarnedAbout(t *testing.T) {
 	}
 }
 
-func TestInvalidKeysAreRejectedWhileTheyExist(t *testing.T) {
-	e := newEnv(t)
+func testInvalidKeysAreRejectedWhileTheyExist(t *testing.T, mk envMaker) {
+	e := mk(t)
 	res := e.drop("skills/Not_A_Name.md", skillDoc("x", "", "Bad key."))
 	if len(res.Rejected) != 1 || res.Rejected[0].Key != "skills/Not_A_Name.md" {
 		t.Fatalf("result %s, want the key rejected", dump(res))
@@ -122,7 +122,7 @@ func TestInvalidKeysAreRejectedWhileTheyExist(t *testing.T) {
 	}
 }
 
-func TestNameMustMatchTheKey(t *testing.T) {
+func testNameMustMatchTheKey(t *testing.T, mk envMaker) {
 	tests := []struct {
 		key  string
 		body []byte
@@ -135,7 +135,7 @@ func TestNameMustMatchTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			e := newEnv(t)
+			e := mk(t)
 			res := e.drop(tt.key, tt.body)
 			if got := rejectionCodes(res); !slices.Equal(got, []string{"name_mismatch"}) {
 				t.Fatalf("codes %v, want [name_mismatch]; %s", got, dump(res))

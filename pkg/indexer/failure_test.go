@@ -150,8 +150,8 @@ func (r *racingStore) Get(ctx context.Context, key string, o store.GetOptions) (
 	return obj, err
 }
 
-func TestAKeyChangedDuringTheRoundIsReadAgain(t *testing.T) {
-	e := newEnv(t)
+func testAKeyChangedDuringTheRoundIsReadAgain(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.put("skills/x.md", skillDoc("x", "1", "Read first."))
 	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "2", "Written meanwhile.")}
 	res := e.reconcile("skills/x.md")
@@ -160,8 +160,8 @@ func TestAKeyChangedDuringTheRoundIsReadAgain(t *testing.T) {
 	}
 }
 
-func TestStaleRejectionIsNotRecorded(t *testing.T) {
-	e := newEnv(t)
+func testStaleRejectionIsNotRecorded(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.put("skills/x.md", skillDoc("y", "1", "Bad, then fixed meanwhile."))
 	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "1", "Fixed.")}
 	e.reconcile("skills/x.md")

@@ -78,7 +78,7 @@ func deleteMarkerRecord(bucket, key string) []byte {
 		bucket, bucket, url.QueryEscape(key)))
 }
 
-func TestHandleEventShapes(t *testing.T) {
+func testHandleEventShapes(t *testing.T, mk envMaker) {
 	const bucket = "sourcebucket"
 	key := "skills/happy-face.md"
 	tests := []struct {
@@ -98,7 +98,7 @@ func TestHandleEventShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.Bucket = bucket })
+			e := mk(t, func(c *Config) { c.Bucket = bucket })
 			e.drop(key, skillDoc("happy-face", "1", "Smile."))
 			if !tt.present {
 				e.del(key)
@@ -114,7 +114,7 @@ func TestHandleEventShapes(t *testing.T) {
 	}
 }
 
-func TestHandleIgnoresWhatIsNotAHint(t *testing.T) {
+func testHandleIgnoresWhatIsNotAHint(t *testing.T, mk envMaker) {
 	tests := []struct {
 		name    string
 		payload func(t *testing.T) []byte
@@ -134,7 +134,7 @@ func TestHandleIgnoresWhatIsNotAHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.Bucket = "sourcebucket" })
+			e := mk(t, func(c *Config) { c.Bucket = "sourcebucket" })
 			e.put("skills/x.md", skillDoc("x", "1", "Not indexed by a foreign event."))
 			res, err := e.invoke(tt.payload(t))
 			if err != nil {
@@ -157,8 +157,8 @@ func TestHandleRejectsAnUnknownPayload(t *testing.T) {
 	}
 }
 
-func TestHandleReindexPayload(t *testing.T) {
-	e := newEnv(t)
+func testHandleReindexPayload(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.put("skills/a.md", skillDoc("a", "1", "A."))
 	e.put("subagents/b.md", agentDoc("b", "1"))
 	res, err := e.invoke([]byte(ReindexPayload))
@@ -170,10 +170,10 @@ func TestHandleReindexPayload(t *testing.T) {
 	}
 }
 
-// TestEventsConverge delivers the events of a sequence of bucket operations
+// testEventsConverge delivers the events of a sequence of bucket operations
 // duplicated and in every order, and checks the catalog ends where the
 // bucket is.
-func TestEventsConverge(t *testing.T) {
+func testEventsConverge(t *testing.T, mk envMaker) {
 	type op struct {
 		key  string
 		body []byte // nil: delete
@@ -191,7 +191,7 @@ func TestEventsConverge(t *testing.T) {
 	for _, tt := range tests {
 		for _, order := range permutations(len(tt.ops)) {
 			t.Run(fmt.Sprintf("%s/%v", tt.name, order), func(t *testing.T) {
-				e := newEnv(t, func(c *Config) { c.Bucket = "b" })
+				e := mk(t, func(c *Config) { c.Bucket = "b" })
 				var events [][]byte
 				for _, o := range tt.ops {
 					if o.body == nil {

@@ -51,8 +51,8 @@ func served(t testing.TB, c *catalog.Catalog) string {
 
 // buildHistory indexes a bucket incrementally through a mix of every kind
 // of change, and returns the env.
-func buildHistory(t *testing.T) *env {
-	e := newEnv(t)
+func buildHistory(t *testing.T, mk envMaker) *env {
+	e := mk(t)
 	e.drop("skills/alpha.md", skillDoc("alpha", "1", "Alpha one."))
 	e.drop("skills/alpha.md", skillDoc("alpha", "2", "Alpha two."))
 	e.drop("skills/beta/SKILL.md", skillDoc("beta", "1", "Beta."))
@@ -96,8 +96,8 @@ listings:
 	return e
 }
 
-func TestReindexEqualsIncremental(t *testing.T) {
-	e := buildHistory(t)
+func testReindexEqualsIncremental(t *testing.T, mk envMaker) {
+	e := buildHistory(t, mk)
 	before := e.catalog()
 	want := served(t, before)
 	t.Run("a re-index of the same bucket changes nothing", func(t *testing.T) {
@@ -119,7 +119,7 @@ func TestReindexEqualsIncremental(t *testing.T) {
 		}
 	})
 	t.Run("a re-index from scratch serves the same", func(t *testing.T) {
-		fresh := newEnv(t)
+		fresh := mk(t)
 		ctx := context.Background()
 		infos, err := e.ix.listSources(ctx)
 		if err != nil {
@@ -153,7 +153,7 @@ func TestReindexEqualsIncremental(t *testing.T) {
 			t.Fatalf("alpha history %v", got)
 		}
 		// And it equals what the events would have produced.
-		inc := buildHistory(t)
+		inc := buildHistory(t, mk)
 		inc.remove("skills/beta/SKILL.md")
 		inc.drop("skills/alpha.md", skillDoc("alpha", "4", "Alpha four."))
 		inc.drop("subagents/new.md", agentDoc("new", "1"))

@@ -19,7 +19,7 @@ func labels(en *catalog.Entry) []string {
 	return out
 }
 
-func TestVersions(t *testing.T) {
+func testVersions(t *testing.T, mk envMaker) {
 	type step struct {
 		body        []byte
 		wantCodes   []string
@@ -62,7 +62,7 @@ func TestVersions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
+			e := mk(t)
 			for i, s := range tt.steps {
 				rev := e.catalog().Revision
 				res := e.drop("skills/x.md", s.body)
@@ -91,8 +91,8 @@ func TestVersions(t *testing.T) {
 	}
 }
 
-func TestRejectionIsRecordedAuditedAndCounted(t *testing.T) {
-	e := newEnv(t)
+func testRejectionIsRecordedAuditedAndCounted(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x.md", skillDoc("y", "1", "Mismatch."))
 	st := e.status()
 	if len(st.Rejections) != 1 {
@@ -112,8 +112,8 @@ func TestRejectionIsRecordedAuditedAndCounted(t *testing.T) {
 	}
 }
 
-func TestRedeliveredRejectionIsRecordedOnce(t *testing.T) {
-	e := newEnv(t)
+func testRedeliveredRejectionIsRecordedOnce(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.put("skills/x.md", skillDoc("y", "1", "Mismatch."))
 	first := e.reconcile("skills/x.md")
 	again := e.reconcile("skills/x.md")
@@ -142,8 +142,8 @@ func TestRedeliveredRejectionIsRecordedOnce(t *testing.T) {
 	}
 }
 
-func TestNameConflictAndTakeover(t *testing.T) {
-	e := newEnv(t)
+func testNameConflictAndTakeover(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x.md", skillDoc("x", "1", "Flat."))
 	res := e.drop("skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Zipped."))}))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{"name_conflict"}) {
@@ -165,8 +165,8 @@ func TestNameConflictAndTakeover(t *testing.T) {
 	consistent(t, e.st)
 }
 
-func TestReplacingAKeyInOneBatchIsATakeover(t *testing.T) {
-	e := newEnv(t)
+func testReplacingAKeyInOneBatchIsATakeover(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x.md", skillDoc("x", "1", "Flat."))
 	e.del("skills/x.md")
 	e.put("skills/x/SKILL.md", skillDoc("x", "2", "Folder."))
@@ -179,8 +179,8 @@ func TestReplacingAKeyInOneBatchIsATakeover(t *testing.T) {
 	}
 }
 
-func TestDeleteWithdrawsAndReuploadRevives(t *testing.T) {
-	e := newEnv(t)
+func testDeleteWithdrawsAndReuploadRevives(t *testing.T, mk envMaker) {
+	e := mk(t)
 	e.drop("skills/x.md", skillDoc("x", "1", "One."))
 	e.drop("skills/x.md", skillDoc("x", "2", "Two."))
 	res := e.remove("skills/x.md")
@@ -209,8 +209,8 @@ func TestDeleteWithdrawsAndReuploadRevives(t *testing.T) {
 	}
 }
 
-func TestConcurrentUploadsOfDistinctSkillsAllLand(t *testing.T) {
-	e := newEnv(t)
+func testConcurrentUploadsOfDistinctSkillsAllLand(t *testing.T, mk envMaker) {
+	e := mk(t)
 	const n = 50
 	errs := make(chan error, n)
 	for i := range n {
