@@ -213,6 +213,15 @@ func TestValidateZipLayout(t *testing.T) {
 			b := append(inner[:len(inner)-2], byte(len(fake)), 0)
 			return append(b, fake...)
 		}, code: CodeMalformed},
+		{name: "an end record hidden in the comment", file: "s.zip", data: func(t testing.TB) []byte {
+			// Parsers that take the last signature whose comment fits would
+			// read the fake record; this one would read the real one.
+			inner := rawZip(t, []zipRec{skillRec}, zipOpt{})
+			fake := append(append([]byte(nil), inner[len(inner)-lenEnd:len(inner)-2]...), 0, 0)
+			fake = append(fake, "tail"...)
+			b := append(inner[:len(inner)-2], byte(len(fake)), 0)
+			return append(b, fake...)
+		}, code: CodeMalformed},
 		{name: "no end record", file: "s.zip", data: func(t testing.TB) []byte {
 			b := rawZip(t, []zipRec{skillRec}, zipOpt{})
 			return b[:len(b)-lenEnd]

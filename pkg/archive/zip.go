@@ -257,28 +257,37 @@ func (v *validator) zip() error {
 }
 
 // findEnd locates the end of central directory record, which must end
-// exactly at the end of the data (its comment included). More than one
-// candidate that does is ambiguous: parsers would disagree.
+// exactly at the end of the data (its comment included). Other parsers
+// take the last signature whose comment fits, so that one must be it: an
+// end record hidden in the comment, or two that reach the end, would make
+// parsers disagree.
 func findEnd(d []byte) (uint64, error) {
 	size := len(d)
-	found, trailing := -1, false
+	found, last := -1, -1
 	for i := size - lenEnd; i >= 0 && i >= size-lenEnd-0xffff; i-- {
 		if le32(d[i:]) != sigEnd {
 			continue
 		}
-		switch stop := i + lenEnd + int(le16(d[i+20:])); {
-		case stop == size && found >= 0:
-			return 0, fail(CodeMalformed, "", "two end of central directory records")
-		case stop == size:
+		stop := i + lenEnd + int(le16(d[i+20:]))
+		if stop > size {
+			continue // not an end record: its comment would not fit
+		}
+		if last < 0 {
+			last = i
+		}
+		if stop == size {
+			if found >= 0 {
+				return 0, fail(CodeMalformed, "", "two end of central directory records")
+			}
 			found = i
-		case stop < size:
-			trailing = true
 		}
 	}
 	switch {
+	case found >= 0 && found != last:
+		return 0, fail(CodeMalformed, "", "the archive comment holds another end of central directory record")
 	case found >= 0:
 		return uint64(found), nil
-	case trailing:
+	case last >= 0:
 		return 0, fail(CodeTrailingData, "", "bytes follow the end of central directory record")
 	}
 	return 0, fail(CodeMalformed, "", "no end of central directory record")
