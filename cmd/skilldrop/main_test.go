@@ -24,9 +24,9 @@ func TestDispatch(t *testing.T) {
 		stdoutHas string
 		stderrHas string
 	}{
-		{"no command", nil, exitUsage, "", "commands:\n  validate"},
+		{"no command", nil, exitUsage, "", "\n  validate "},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
-		{"help", []string{"help"}, exitOK, "  validate  validate skill files", ""},
+		{"help", []string{"help"}, exitOK, "validate skill files and archives", ""},
 		{"--help", []string{"--help"}, exitOK, "usage: skilldrop <command>", ""},
 		{"help for a command", []string{"help", "validate"}, exitOK, "-max-entries", ""},
 		{"help for an unknown command", []string{"help", "nope"}, exitUsage, "", `unknown command "nope"`},
