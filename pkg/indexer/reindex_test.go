@@ -57,8 +57,10 @@ func buildHistory(t *testing.T, mk envMaker) *env {
 	e.drop("skills/alpha.md", skillDoc("alpha", "2", "Alpha two."))
 	e.drop("skills/beta/SKILL.md", skillDoc("beta", "1", "Beta."))
 	e.drop("skills/beta/notes.txt", []byte("ignored with a warning"))
-	e.drop("skills/gamma.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("gamma", "1", "Gamma.")), "a.txt": "a"}))
-	e.drop("skills/gamma.md", skillDoc("gamma", "9", "Gamma contender."))
+	// The owner's key sorts first: S3 times objects to the second, and a
+	// re-index from scratch breaks a tie between claimants by key.
+	e.drop("skills/gamma.md", skillDoc("gamma", "1", "Gamma."))
+	e.drop("skills/gamma.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("gamma", "9", "Gamma contender.")), "a.txt": "a"}))
 	e.drop("skills/delta.tgz", tgzOf(t, map[string]string{"SKILL.md": string(skillDoc("delta", "", "Delta."))}))
 	e.drop("skills/gone.md", skillDoc("gone", "1", "Gone."))
 	e.remove("skills/gone.md")
