@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"crypto/md5"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -25,8 +25,12 @@ import (
 // bytes or the new, never a mix): they go to a temporary file that is synced
 // and renamed into place. Conditional writes are race-free between
 // goroutines and between processes sharing the directory: every write and
-// delete holds an exclusive flock on a lock file. ETags are the quoted hex
-// MD5 of the content, like S3's single-part ETags.
+// delete holds an exclusive flock on a lock file. ETags are derived from the
+// file's identity (device, inode, size, modification time) rather than its
+// content, so Get, Head and List never read a file twice: every Put renames
+// a new file into place, so the ETag changes with every write (even of the
+// same bytes, which S3 with SSE-KMS also does), and an in-place edit by an
+// operator changes the modification time.
 //
 // Paths never leave the root: every access goes through an os.Root, so a
 // symlink inside the directory that points outside it reads as a missing
@@ -86,12 +90,8 @@ func (d *Dir) Get(ctx context.Context, key string, opts GetOptions) (*Object, er
 		_ = f.Close()
 		return nil, fmt.Errorf("get %s: %w", key, ErrNotModified)
 	}
-	// The open file keeps the bytes that were hashed: writers replace the
+	// The open file keeps the bytes its ETag describes: writers replace the
 	// name with a rename, never rewrite a file in place.
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("get %s: %w", key, err)
-	}
 	return &Object{Info: info, Body: f}, nil
 }
 
@@ -132,11 +132,6 @@ func (d *Dir) Put(ctx context.Context, key string, body []byte, opts PutOptions)
 			_ = d.root.Remove(tmpName)
 		}
 	}()
-	written, err := tmp.Stat()
-	if err != nil {
-		return Info{}, fmt.Errorf("put %s: %w", key, err)
-	}
-
 	unlock, err := d.lock()
 	if err != nil {
 		return Info{}, fmt.Errorf("put %s: %w", key, err)
@@ -167,7 +162,12 @@ func (d *Dir) Put(ctx context.Context, key string, body []byte, opts PutOptions)
 		return Info{}, fmt.Errorf("put %s: %w", key, layoutError(err))
 	}
 	tmpName = ""
-	return Info{Key: key, ETag: contentETag(body), Size: int64(len(body)), LastModified: written.ModTime().UTC()}, nil
+	// Still holding the lock: the file at key is the one just renamed.
+	fi, err := d.root.Stat(key)
+	if err != nil {
+		return Info{}, fmt.Errorf("put %s: %w", key, err)
+	}
+	return describe(key, fi), nil
 }
 
 // List implements Store. It walks only the directories that can hold keys
@@ -263,8 +263,7 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// open opens key's regular file and describes it (hashing it for the ETag).
-// The file is positioned at its end.
+// open opens key's regular file and describes it.
 func (d *Dir) open(key string) (*os.File, Info, error) {
 	// O_NONBLOCK: opening a FIFO planted in the directory must not hang; it
 	// changes nothing for regular files.
@@ -281,26 +280,26 @@ func (d *Dir) open(key string) (*os.File, Info, error) {
 		_ = f.Close()
 		return nil, Info{}, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotFound, key, fi.Mode().Type())
 	}
-	h := md5.New() //nolint:gosec // S3-compatible ETag, not a security check
-	buf := copyBufs.Get().(*[]byte)
-	// The struct hides File.WriteTo, which would allocate its own buffer.
-	n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf)
-	copyBufs.Put(buf)
-	if err != nil {
-		_ = f.Close()
-		return nil, Info{}, err
-	}
-	return f, Info{
-		Key:          key,
-		ETag:         `"` + hex.EncodeToString(h.Sum(nil)) + `"`,
-		Size:         n,
-		LastModified: fi.ModTime().UTC(),
-	}, nil
+	return f, describe(key, fi), nil
 }
 
-// copyBufs recycles the buffers ETag hashing reads through: List hashes
-// every file it returns.
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+// describe builds an object's Info from its file's metadata.
+func describe(key string, fi fs.FileInfo) Info {
+	var id [32]byte
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		binary.LittleEndian.PutUint64(id[0:], uint64(st.Dev)) //nolint:gosec,unconvert // bits, not arithmetic
+		binary.LittleEndian.PutUint64(id[8:], st.Ino)
+	}
+	binary.LittleEndian.PutUint64(id[16:], uint64(fi.Size()))
+	binary.LittleEndian.PutUint64(id[24:], uint64(fi.ModTime().UnixNano()))
+	sum := sha256.Sum256(id[:])
+	return Info{
+		Key:          key,
+		ETag:         `"` + hex.EncodeToString(sum[:16]) + `"`,
+		Size:         fi.Size(),
+		LastModified: fi.ModTime().UTC(),
+	}
+}
 
 func (d *Dir) head(key string) (Info, error) {
 	f, info, err := d.open(key)

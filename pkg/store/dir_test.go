@@ -3,8 +3,6 @@ package store_test
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -65,9 +63,21 @@ func TestDirLayoutOnDisk(t *testing.T) {
 	if err != nil || !bytes.Equal(onDisk, body) {
 		t.Fatalf("file on disk = %q, %v; want the bytes put", onDisk, err)
 	}
-	sum := md5.Sum(body)
-	if want := `"` + hex.EncodeToString(sum[:]) + `"`; put.ETag != want {
-		t.Errorf("ETag = %s, want the quoted MD5 %s", put.ETag, want)
+	head, err := d.Head(ctx, "skills/x/SKILL.md")
+	if err != nil || head.ETag != put.ETag || put.ETag == "" {
+		t.Fatalf("Head ETag = %s (%v), Put ETag = %s: they must agree", head.ETag, err, put.ETag)
+	}
+	// An operator editing the file in place (same size, later time) changes the ETag.
+	path := filepath.Join(root, "skills", "x", "SKILL.md")
+	if err := os.WriteFile(path, []byte("---\nname: y\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if edited, err := d.Head(ctx, "skills/x/SKILL.md"); err != nil || edited.ETag == put.ETag {
+		t.Errorf("ETag after an in-place edit = %s (%v), unchanged from %s", edited.ETag, err, put.ETag)
 	}
 
 	// A file dropped by hand is an object, with the file's modification time.
