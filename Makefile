@@ -33,8 +33,21 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## build the packages
-	$(GO) build ./...
+build: build-lambda ## the Lambda binaries (build/*/bootstrap, linux/arm64) and the CLI (bin/skilldrop)
+	$(GO) build -trimpath -o bin/skilldrop ./cmd/skilldrop
+
+# The example bucket is copied, so indexing (catalog/, blobs/) never writes into the repository.
+RUN_DIR := .run/example-bucket
+RUN_ADDR ?= 127.0.0.1:8080
+# A key for trying authenticated skills locally; never use it anywhere else.
+DEMO_API_KEY := skilldrop-demo-key
+
+.PHONY: run
+run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
+	rm -rf $(RUN_DIR) && mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR)
+	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
+	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | sha256sum | cut -d' ' -f1) \
+		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 .PHONY: test
 test: test-unit fuzz test-integration ## every test tier
