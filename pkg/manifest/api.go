@@ -198,10 +198,18 @@ func detail(err error) string {
 // CheckUpdates answers each query, in order, with the latest version of
 // the top-level skill of that name the caller can see.
 func (f *Feed) CheckUpdates(queries []UpdateQuery) []UpdateAnswer {
+	return f.CheckUpdatesOf(catalog.KindSkill, queries)
+}
+
+// CheckUpdatesOf is CheckUpdates for either collection: with
+// catalog.KindSubagent it answers from the sub-agents the caller can see
+// (POST /api/v1/subagents/check-updates).
+func (f *Feed) CheckUpdatesOf(kind catalog.Kind, queries []UpdateQuery) []UpdateAnswer {
+	c := collectionOf(kind)
 	out := make([]UpdateAnswer, len(queries))
 	for i, q := range queries {
 		a := UpdateAnswer{Name: q.Name, CurrentVersion: q.Version}
-		if e := f.View.Skill(q.Name, f.Authenticated); e != nil {
+		if e := c.get(f.View, q.Name, f.Authenticated); e != nil {
 			latest := e.LatestVersion()
 			at := latest.PublishedAt.UTC()
 			a.Found, a.LatestVersion, a.LatestDigest, a.LatestPublishedAt = true, latest.Label, latest.Digest, &at

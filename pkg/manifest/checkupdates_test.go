@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 
 func TestParseUpdateQueries(t *testing.T) {
@@ -57,26 +59,39 @@ func TestParseUpdateQueries(t *testing.T) {
 
 func TestCheckUpdates(t *testing.T) {
 	fx := newFixture(t)
+	S, A := catalog.KindSkill, catalog.KindSubagent
 	tests := []struct {
 		name      string
+		kind      catalog.Kind
 		auth      bool
 		q         UpdateQuery
 		found     bool
 		latest    string
 		hasUpdate bool
 	}{
-		{"older version has an update", false, UpdateQuery{"deploy-via-pr", "1.0.0"}, true, "1.2.0+build.5", true},
-		{"latest has none", false, UpdateQuery{"deploy-via-pr", "1.2.0+build.5"}, true, "1.2.0+build.5", false},
-		{"a label the server never had differs", false, UpdateQuery{"deploy-via-pr", "9.9.9"}, true, "1.2.0+build.5", true},
-		{"hidden skill for an authenticated caller", true, UpdateQuery{"internal-runbook", "1.0.0"}, true, "1.1.0", true},
-		{"hidden skill for an anonymous caller", false, UpdateQuery{"internal-runbook", "1.0.0"}, false, "", false},
-		{"withdrawn", true, UpdateQuery{"old-skill", "1.0.0"}, false, "", false},
-		{"sub-agents are not skills", true, UpdateQuery{"changelog-reviewer", "1.0.0"}, false, "", false},
-		{"unknown", true, UpdateQuery{"never-published", "1.0.0"}, false, "", false},
+		{"older version has an update", S, false, UpdateQuery{"deploy-via-pr", "1.0.0"}, true, "1.2.0+build.5", true},
+		{"latest has none", S, false, UpdateQuery{"deploy-via-pr", "1.2.0+build.5"}, true, "1.2.0+build.5", false},
+		{"a label the server never had differs", S, false, UpdateQuery{"deploy-via-pr", "9.9.9"}, true, "1.2.0+build.5", true},
+		{"hidden skill for an authenticated caller", S, true, UpdateQuery{"internal-runbook", "1.0.0"}, true, "1.1.0", true},
+		{"hidden skill for an anonymous caller", S, false, UpdateQuery{"internal-runbook", "1.0.0"}, false, "", false},
+		{"withdrawn", S, true, UpdateQuery{"old-skill", "1.0.0"}, false, "", false},
+		{"sub-agents are not skills", S, true, UpdateQuery{"changelog-reviewer", "1.0.0"}, false, "", false},
+		{"unknown", S, true, UpdateQuery{"never-published", "1.0.0"}, false, "", false},
+		{"sub-agent with an update", A, false, UpdateQuery{"technical-support-diagnostician", "1.0.0"}, true, "1.1.0", true},
+		{"sub-agent at its latest", A, false, UpdateQuery{"changelog-reviewer", "1.0.0"}, true, "1.0.0", false},
+		{"hidden sub-agent for an authenticated caller", A, true, UpdateQuery{"security-reviewer", "0.1.0"}, true, "0.9.0", true},
+		{"hidden sub-agent for an anonymous caller", A, false, UpdateQuery{"security-reviewer", "0.1.0"}, false, "", false},
+		{"withdrawn sub-agent", A, true, UpdateQuery{"retired-agent", "1.0.0"}, false, "", false},
+		{"skills are not sub-agents", A, true, UpdateQuery{"deploy-via-pr", "1.0.0"}, false, "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := fx.feed(tc.auth).CheckUpdates([]UpdateQuery{tc.q})[0]
+			a := fx.feed(tc.auth).CheckUpdatesOf(tc.kind, []UpdateQuery{tc.q})[0]
+			if tc.kind == S {
+				if b := fx.feed(tc.auth).CheckUpdates([]UpdateQuery{tc.q})[0]; mustJSON(t, a) != mustJSON(t, b) {
+					t.Errorf("CheckUpdates %+v differs from CheckUpdatesOf(skill) %+v", b, a)
+				}
+			}
 			if a.Name != tc.q.Name || a.CurrentVersion != tc.q.Version || a.Found != tc.found ||
 				a.LatestVersion != tc.latest || a.HasUpdate != tc.hasUpdate || (a.LatestPublishedAt != nil) != tc.found ||
 				a.LatestDigest.IsZero() == tc.found {

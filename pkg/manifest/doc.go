@@ -22,6 +22,7 @@
 //	                                                 whichever the version's format is)
 //	/api/v1/subagents...                             the same, with agent.md for the bytes
 //	POST /api/v1/skills/check-updates                CheckUpdates
+//	POST /api/v1/subagents/check-updates             CheckUpdatesOf(KindSubagent, …)
 //
 // Every href is origin-root-absolute; every url (artifact bytes) is absolute,
 // built from the base URL's scheme and host, except an entry's ExternalURL,

@@ -11,10 +11,20 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/search"
 )
 
-// CheckUpdatesPath is the one POST route of this package (see
-// ParseUpdateQueries and Feed.CheckUpdates). Resolve answers it NotFound:
-// the server routes POST here and answers other methods 405.
-const CheckUpdatesPath = "/api/v1/skills/check-updates"
+// The POST routes of this package (see ParseUpdateQueries and
+// Feed.CheckUpdates). Resolve answers them NotFound: the server routes POST
+// here and answers other methods 405. "check-updates" is a reserved name for
+// skills and sub-agents alike, so neither path can shadow an entry.
+const (
+	CheckUpdatesPath         = "/api/v1/skills/check-updates"
+	SubagentCheckUpdatesPath = "/api/v1/subagents/check-updates"
+)
+
+// MaxCheckUpdatesBody is the body size a check-updates request needs at
+// most: MaxCheckUpdates items of a 64-character name and a 64-character
+// version are about 15 KiB of JSON; the rest is room for whitespace and
+// the fields a client may add.
+const MaxCheckUpdatesBody = 64 << 10
 
 // Stable error codes of the JSON error bodies.
 const (
@@ -27,7 +37,8 @@ const (
 )
 
 // Error is a client error with a stable code and a message fit to show the
-// caller; the server renders it as {"error": Code, "message": Message}.
+// caller; the server renders it as its usual error body,
+// {"error": {"code": Code, "message": Message}}.
 type Error struct {
 	Code    string
 	Message string

@@ -227,7 +227,7 @@ func TestNotFound(t *testing.T) {
 		"/skills/v1/deploy-via-pr/version/1.0.0.json", "/skills/v1/technical-support-diagnostician/index.json",
 		"/subagents/v1/deploy-via-pr/index.json", "/subagents/v1/pages/~a.json/x",
 		"/api", "/api/v1", "/api/v2/skills", "/api/v1/things", "/api/v1/skills/", "/api/v1/skills/nope",
-		"/api/v1/skills/check-updates", "/api/v1/skills/deploy-via-pr/9.9.9",
+		"/api/v1/skills/check-updates", "/api/v1/subagents/check-updates", "/api/v1/skills/deploy-via-pr/9.9.9",
 		"/api/v1/skills/deploy-via-pr/1.0.0/agent.md", "/api/v1/skills/deploy-via-pr/1.0.0/skill.md",
 		"/api/v1/skills/deploy-via-pr/latest/SKILL.md", "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md/x",
 		"/api/v1/skills/pdf-tools/2.1.0/SKILL.md", "/api/v1/skills/pdf-tools/2.1.0/archive.tar.gz",
