@@ -120,6 +120,10 @@ type plan struct {
 	// prepared, so a withdrawal of one of them is taken over in this round.
 	candidates map[target]bool
 	now        time.Time
+	// establish writes a catalog that does not exist yet even when nothing
+	// is published: a full re-index has seen the whole bucket, and readers
+	// must not take "empty" from a missing catalog.
+	establish bool
 }
 
 // decisions are what one run of apply decided. apply may run several times
@@ -245,7 +249,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(before, after) {
+	if bytes.Equal(before, after) && (!p.establish || c.Revision > 0) {
 		return d, catalog.ErrNoChange
 	}
 	return d, nil

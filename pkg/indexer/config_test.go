@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -385,5 +386,57 @@ func testConfigRedeliveryWritesNothing(t *testing.T, mk envMaker) {
 	}
 	if e.catalog().Revision != rev {
 		t.Fatal("an unchanged config was written again")
+	}
+}
+
+func TestValidateAppliesTheCapsInForce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	if _, err := e.ix.Validate(ctx, "skills/x.zip", three); err != nil {
+		t.Fatalf("valid under the service caps: %v", err)
+	}
+	e.config("skills:\n  - name: x\n    max_entries: 2\n")
+	_, err := e.ix.Validate(ctx, "skills/x.zip", three)
+	if a, ok := artifact.AsError(err); !ok || a.Code != "too_many_entries" {
+		t.Fatalf("err = %v, want too_many_entries under the config's cap", err)
+	}
+	if _, err := e.ix.Validate(ctx, "skills/y.zip", three); err == nil {
+		t.Fatal("the name rule was not applied")
+	}
+	if _, err := e.ix.Validate(ctx, "files/x.md", three); !errors.Is(err, ErrNotAnArtifact) {
+		t.Fatalf("err = %v, want ErrNotAnArtifact", err)
+	}
+	if e.catalog().Revision != 1 {
+		t.Fatal("Validate wrote the catalog")
+	}
+}
+
+func TestValidateForeseesTheCatalogsDecision(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.drop("skills/x.md", skillDoc("x", "1", "Published."))
+	tests := []struct {
+		key  string
+		body []byte
+		code string // "" accepted
+	}{
+		{"skills/x.md", skillDoc("x", "2", "A new label."), ""},
+		{"skills/x.md", skillDoc("x", "1", "Published."), ""},
+		{"skills/x.md", skillDoc("x", "1", "Other bytes."), CodeVersionExists},
+		{"skills/x/SKILL.md", skillDoc("x", "3", "Another key."), CodeNameConflict},
+	}
+	for _, tt := range tests {
+		_, err := e.ix.Validate(ctx, tt.key, tt.body)
+		a, _ := artifact.AsError(err)
+		switch {
+		case tt.code == "" && err != nil:
+			t.Errorf("%s: %v", tt.key, err)
+		case tt.code != "" && (a == nil || a.Code != tt.code):
+			t.Errorf("%s: err = %v, want %s", tt.key, err, tt.code)
+		}
+	}
+	if e.catalog().Revision != 1 {
+		t.Fatal("Validate wrote the catalog")
 	}
 }

@@ -235,3 +235,16 @@ func permutations(n int) [][]int {
 	}
 	return out
 }
+
+func TestReindexOfAnEmptyBucketWritesAnEmptyCatalog(t *testing.T) {
+	e := newEnv(t)
+	if res := e.reindex(); res.Revision != 1 {
+		t.Fatalf("result %s", dump(res))
+	}
+	if _, err := e.st.Head(context.Background(), "catalog/catalog.json"); err != nil {
+		t.Fatalf("no catalog after a full re-index: %v", err)
+	}
+	if res := e.reindex(); res.Revision != 1 {
+		t.Fatalf("a second re-index of the empty bucket wrote again: %s", dump(res))
+	}
+}

@@ -174,6 +174,10 @@ type Change struct {
 	Digest  digest.Digest `json:"digest,omitzero"`
 }
 
+// ID is the entry's key in its catalog collection ("<listing>/<name>" for
+// a listing-only skill, else the name).
+func (c Change) ID() string { return catalog.ID(c.Listing, c.Name) }
+
 // Rejection is one refused key, config or config entry.
 type Rejection struct {
 	Key     string        `json:"key"`

@@ -147,6 +147,7 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	}
 	cfg := pr.plan.cfg
 	if full {
+		pr.plan.establish = true
 		infos, err := ix.listSources(ctx)
 		if err != nil {
 			return nil, err
@@ -399,7 +400,7 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 	pr.observe(k.Key, observation{present: true, etag: info.ETag})
 	v, err := validateDrop(k, data, lim)
 	if err != nil {
-		code, msg := rejectionOf(err)
+		code, msg := rejectionOf(err, k.Key)
 		pr.reject(rejection{Key: k.Key, Code: code, Message: msg, Name: t.Name, Digest: digest.Of(data)})
 		return
 	}
@@ -429,7 +430,7 @@ func (ix *Indexer) prepareHead(ctx context.Context, key string, pr *prepared) {
 	pr.observe(key, observation{present: true, etag: info.ETag})
 	k, err := artifact.ParseKey(key)
 	if err != nil {
-		code, msg := rejectionOf(err)
+		code, msg := rejectionOf(err, key)
 		pr.reject(rejection{Key: key, Code: code, Message: msg, ETag: info.ETag})
 		return
 	}
@@ -504,10 +505,13 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 	}
 	v, err := validateEntry(ce, data, lim)
 	if err != nil {
-		code, msg := rejectionOf(err)
 		key := skillsconfig.Key
 		if ce.FilePath != "" {
 			key = ce.FilePath
+		}
+		code, msg := rejectionOf(err, key)
+		if ce.ExternalURL != "" {
+			code, msg = rejectionOf(err, ce.ExternalURL)
 		}
 		rejectAs(key, code, msg, digest.Of(data))
 		return

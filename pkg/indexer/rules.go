@@ -45,25 +45,20 @@ func validateEntry(ce *skillsconfig.Entry, data []byte, lim archive.Limits) (*va
 	default:
 		k.Type, k.Format = artifact.TypeSkillMD, artifact.FormatMarkdown
 	}
-	k.Key = entryKeyName(ce, k.Format)
+	// Type and format are set, so the key only names the bytes in messages.
+	switch {
+	case ce.FilePath != "":
+		k.Key = ce.FilePath
+	case ce.ExternalURL != "":
+		k.Key = ce.ExternalURL
+	default:
+		k.Key = skillsconfig.Key
+	}
 	a, err := artifact.Validate(k, data, lim)
 	if err != nil {
 		return nil, err
 	}
 	return fromArtifact(a), nil
-}
-
-// entryKeyName is a file name for a config entry's bytes whose extension
-// declares its format, as the validator reads formats from names.
-func entryKeyName(ce *skillsconfig.Entry, f artifact.Format) string {
-	ext := ".md"
-	switch f {
-	case artifact.FormatZip:
-		ext = ".zip"
-	case artifact.FormatTarGz:
-		ext = ".tar.gz"
-	}
-	return ce.Name + ext
 }
 
 func fromArtifact(a *artifact.Artifact) *validated {
@@ -81,15 +76,16 @@ func fromArtifact(a *artifact.Artifact) *validated {
 	}
 }
 
-// rejectionOf returns the stable code and the message (without the code)
-// of a validation error; artifact.Validate and artifact.ParseKey return
+// rejectionOf returns the stable code and the message (without the code,
+// and without the key, which the rejection records beside it) of a
+// validation error of key; artifact.Validate and artifact.ParseKey return
 // only *artifact.Error.
-func rejectionOf(err error) (code, msg string) {
+func rejectionOf(err error, key string) (code, msg string) {
 	e, ok := artifact.AsError(err)
 	if !ok {
 		return "invalid", err.Error()
 	}
-	if e.Entry != "" {
+	if e.Entry != "" && e.Entry != key {
 		return e.Code, e.Entry + ": " + e.Msg
 	}
 	return e.Code, e.Msg
@@ -101,6 +97,6 @@ func besideWarning(k artifact.Key) string {
 	if k.Listing != "" {
 		folder = "listings/" + k.Listing + "/" + folder
 	}
-	return "ignored: files beside " + folder + "/SKILL.md are not published; " +
+	return "ignored: a skill folder publishes only its SKILL.md (" + folder + "/SKILL.md); " +
 		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+func skillMD(name, version, description string) string {
+	return "---\nname: " + name + "\ndescription: " + description + "\nmetadata:\n  version: \"" + version + "\"\n---\n# " + name + "\n"
+}
+
+// writeTree writes files (relative path → content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func loadCatalog(t *testing.T, dir string) *catalog.Catalog {
+	t.Helper()
+	st, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	c, _, err := catalog.Load(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func exists(dir, key string) bool {
+	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(key)))
+	return err == nil
+}
+
+func TestPublishToADirectory(t *testing.T) {
+	bucket := t.TempDir()
+	src := t.TempDir()
+	t.Chdir(src)
+	writeTree(t, src, map[string]string{
+		"deploy/SKILL.md":       skillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+		"deploy/scripts/run.sh": "echo deploy",
+		"flat/SKILL.md":         skillMD("flat", "1", "One file."),
+		"flat-folder/SKILL.md":  skillMD("flat", "2", "The same name from another key."),
+		"bad.md":                "no frontmatter",
+		"subagents/reviewer.md": "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
+	})
+	steps := []struct {
+		name   string
+		args   []string
+		mutate map[string]string
+		code   int
+		stdout string
+		key    string // uploaded; with a leading "!", not uploaded
+		live   string // a skill live in the catalog afterwards
+	}{
+		{"a folder is packed and published", []string{"deploy"}, nil,
+			exitOK, "published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:", "skills/deploy-via-pr.zip", "deploy-via-pr"},
+		{"the same folder again is a no-op", []string{"deploy"}, nil,
+			exitOK, "published skills/deploy-via-pr.zip", "skills/deploy-via-pr.zip", "deploy-via-pr"},
+		{"changed files under the same label", []string{"deploy"}, map[string]string{"deploy/scripts/run.sh": "echo changed"},
+			exitFailure, "rejected deploy version_exists", "", "deploy-via-pr"},
+		{"a SKILL.md alone", []string{"flat/SKILL.md"}, nil,
+			exitOK, "published skills/flat.md flat 1 ", "skills/flat.md", "flat"},
+		{"a sub-agent", []string{"subagents/reviewer.md"}, nil,
+			exitOK, "published subagents/reviewer.md reviewer ", "subagents/reviewer.md", ""},
+		{"an invalid file is not uploaded", []string{"bad.md"}, nil,
+			exitFailure, "rejected bad.md invalid_frontmatter", "!skills/bad.md", ""},
+		{"a second key for a published name is not uploaded", []string{"flat-folder"}, nil,
+			exitFailure, "rejected flat-folder name_conflict", "!skills/flat.zip", "flat"},
+		{"into a listing", []string{"--listing", "partner-a", "flat-folder"}, nil,
+			exitOK, "published listings/partner-a/skills/flat.zip flat 2 ", "listings/partner-a/skills/flat.zip", "partner-a/flat"},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			writeTree(t, src, s.mutate)
+			code, out, errOut := runCLI(append([]string{"publish", "--dir", bucket}, s.args...)...)
+			if code != s.code || !strings.Contains(out, s.stdout) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q", code, out, errOut, s.code, s.stdout)
+			}
+			if k, absent := strings.CutPrefix(s.key, "!"); absent {
+				if exists(bucket, k) {
+					t.Fatalf("%s was uploaded despite the rejection", k)
+				}
+			} else if s.key != "" && !exists(bucket, s.key) {
+				t.Fatalf("%s not uploaded", s.key)
+			}
+			if s.live != "" {
+				if e := loadCatalog(t, bucket).Skills[s.live]; e == nil || !e.Live() {
+					t.Fatalf("%s not live in the catalog", s.live)
+				}
+			}
+		})
+	}
+}
+
+func TestPublishUsage(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"no target", []string{"publish", "x.md"}},
+		{"two targets", []string{"publish", "--dir", dir, "--bucket", "b", "x.md"}},
+		{"no path", []string{"publish", "--dir", dir}},
+		{"two paths", []string{"publish", "--dir", dir, "a.md", "b.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code, _, _ := runCLI(tt.args...); code != exitUsage {
+				t.Fatalf("exit %d, want %d", code, exitUsage)
+			}
+		})
+	}
+}
+
+func removeKey(t *testing.T, dir, key string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(key))); err != nil {
+		t.Fatal(err)
+	}
+}

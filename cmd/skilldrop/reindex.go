@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+)
+
+func init() {
+	register(&command{
+		name:    "reindex",
+		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history)",
+		args:    "(--bucket NAME | --dir DIR)",
+		run:     runReindex,
+	})
+}
+
+// runReindex runs a full re-index here, against the target, and prints
+// what it changed: "published|withdrawn <kind> <name> <version> <source>"
+// and "rejected <key> <code>: <message>" lines, then a summary. Rejections
+// already recorded are not repeated. It exits 1 when the re-index failed
+// (it can be run again: it converges).
+func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := commands["reindex"].flagSet(stderr)
+	var tg target
+	tg.flags(fs)
+	level := fs.String("log-level", "WARN", "DEBUG, INFO, WARN or ERROR (JSON lines on stderr; audit events always)")
+	operands, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(operands) > 0 {
+		printf(stderr, "skilldrop reindex: unexpected argument %q\n", operands[0])
+		fs.Usage()
+		return exitUsage
+	}
+	lvl, err := obs.ParseLevel(*level)
+	if err != nil {
+		printf(stderr, "skilldrop reindex: --log-level: %v\n", err)
+		return exitUsage
+	}
+	st, closeStore, err := tg.open(ctx)
+	if errors.Is(err, errTarget) {
+		printf(stderr, "skilldrop reindex: %v\n", err)
+		return exitUsage
+	}
+	if err != nil {
+		printf(stderr, "skilldrop reindex: %v\n", err)
+		return exitFailure
+	}
+	defer closeStore()
+	logger := obs.NewLogger(stderr, lvl)
+	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger), Bucket: tg.bucket})
+	if err != nil {
+		printf(stderr, "skilldrop reindex: %v\n", err)
+		return exitFailure
+	}
+	res, rerr := ix.Reindex(ctx)
+	out := &resultWriter{w: stdout}
+	if res != nil {
+		for _, c := range res.Published {
+			out.printf("published %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), c.Source)
+		}
+		for _, c := range res.Withdrawn {
+			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), c.Source)
+		}
+		for _, r := range res.Rejected {
+			if !r.Repeated {
+				out.printf("rejected %s %s: %s\n", printable(r.Key), r.Code, oneLine(r.Message))
+			}
+		}
+		out.printf("reindexed %s: %d published, %d withdrawn, %d rejected, %d unchanged, catalog revision %d\n",
+			tg.String(), len(res.Published), len(res.Withdrawn), len(res.Rejected), len(res.Unchanged), res.Revision)
+	}
+	if rerr != nil {
+		printf(stderr, "skilldrop reindex: %v\n", rerr)
+		return exitFailure
+	}
+	return finish(out, stderr, exitOK)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStatusAndReindexOfADirectory(t *testing.T) {
+	bucket := t.TempDir()
+	if code, out, _ := runCLI("status", "--dir", bucket); code != exitOK || !strings.Contains(out, "no catalog yet") {
+		t.Fatalf("status of an unindexed directory: exit %d, %q", code, out)
+	}
+	writeTree(t, bucket, map[string]string{
+		"skills/alpha.md":           skillMD("alpha", "3", "Alpha."),
+		"skills/beta/SKILL.md":      skillMD("beta", "1", "Beta."),
+		"skills/beta/notes.txt":     "beside",
+		"skills/wrong.md":           skillMD("other", "1", "Mismatch."),
+		"subagents/reviewer.md":     "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
+		"agent-skills.yaml":         "skills:\n  - name: alpha\n    visibility: authenticated\n",
+		"listings/l/skills/solo.md": skillMD("solo", "1", "Solo."),
+	})
+	code, out, errOut := runCLI("reindex", "--dir", bucket)
+	if code != exitOK {
+		t.Fatalf("reindex: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"published skill alpha 3 skills/alpha.md",
+		"published skill l/solo 1 listings/l/skills/solo.md",
+		"published subagent reviewer ",
+		"rejected skills/wrong.md name_mismatch:",
+		"reindexed " + bucket + ": 4 published, 0 withdrawn, 1 rejected",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reindex output lacks %q:\n%s", want, out)
+		}
+	}
+	// Again: nothing new, and the rejection is not reported twice.
+	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK || strings.Contains(out, "rejected skills/wrong.md") || !strings.Contains(out, "0 published") {
+		t.Fatalf("second reindex: exit %d\n%s", code, out)
+	}
+	code, out, errOut = runCLI("status", "--dir", bucket)
+	if code != exitOK {
+		t.Fatalf("status: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"config: agent-skills.yaml sha256:",
+		"alpha", "authenticated", "skills/alpha.md",
+		"l/solo", "reviewer", "agent-md",
+		"recent rejections (newest first)", "skills/wrong.md", "name_mismatch",
+		"warnings", "skills/beta/notes.txt: ignored: a skill folder publishes only its SKILL.md (skills/beta/SKILL.md)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	// A withdrawn skill shows only with --all.
+	if code, _, _ := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatal(code)
+	}
+	writeTree(t, bucket, nil)
+	removeKey(t, bucket, "skills/alpha.md")
+	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK || !strings.Contains(out, "withdrawn skill alpha 3 skills/alpha.md") {
+		t.Fatalf("reindex after a deletion: exit %d\n%s", code, out)
+	}
+	_, out, _ = runCLI("status", "--dir", bucket)
+	if strings.Contains(out, "  alpha ") {
+		t.Fatalf("a withdrawn skill is listed without --all:\n%s", out)
+	}
+	_, out, _ = runCLI("status", "--dir", bucket, "--all", "--rejections", "0")
+	if !strings.Contains(out, "withdrawn") || strings.Contains(out, "recent rejections") {
+		t.Fatalf("status --all --rejections 0:\n%s", out)
+	}
+}
+
+func TestStatusAndReindexUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"status"},
+		{"reindex"},
+		{"status", "--dir", "a", "--bucket", "b"},
+		{"reindex", "--dir", "a", "extra"},
+		{"reindex", "--dir", "a", "--log-level", "LOUD"},
+	} {
+		if code, _, _ := runCLI(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}

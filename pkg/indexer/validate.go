@@ -1,0 +1,65 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// ErrNotAnArtifact is wrapped by Validate's error for a key that names no
+// skill or sub-agent under the bucket contract.
+var ErrNotAnArtifact = errors.New("indexer: not a skill or sub-agent key")
+
+// Validate checks data as Reconcile would if it were dropped at key now:
+// the bucket contract's rules with the caps of the config in force in the
+// store (agent-skills.yaml's per-entry caps over the service's), then the
+// catalog's decision, made on a private copy of the catalog
+// (name_conflict, version_exists, path_conflict). It writes nothing;
+// `skilldrop publish` runs it before uploading. Rejections are
+// *artifact.Error values with stable codes.
+func (ix *Indexer) Validate(ctx context.Context, key string, data []byte) (*artifact.Artifact, error) {
+	k, err := artifact.ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if k.Kind != artifact.KindSkill && k.Kind != artifact.KindSubagent {
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotAnArtifact, key, k.Kind)
+	}
+	c, _, err := catalog.Load(ctx, ix.store)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c = catalog.New()
+	case err != nil:
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	cfg, err := configInForce(c)
+	if err != nil {
+		return nil, err
+	}
+	t := targetOfKey(k)
+	a, err := artifact.Validate(k, data, ix.limitsFor(cfg.Touches(t.Kind, t.Listing, t.Name)))
+	if err != nil {
+		return nil, err
+	}
+	v := fromArtifact(a).Version
+	v.SourceKey = key
+	now := ix.now().UTC()
+	p := &plan{
+		basis: configDigest(c), cfg: cfg, candidates: map[target]bool{}, now: now,
+		claims: []*claim{{target: t, source: key, version: v, modified: now}},
+	}
+	d, err := apply(c, p) // c was loaded for this call alone
+	if err != nil && !errors.Is(err, catalog.ErrNoChange) {
+		return nil, err
+	}
+	if len(d.rejections) > 0 {
+		r := d.rejections[0]
+		return nil, &artifact.Error{Code: r.Code, Entry: key, Msg: strings.TrimPrefix(r.Message, key+": ")}
+	}
+	return a, nil
+}
