@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -168,5 +170,48 @@ func testStaleRejectionIsNotRecorded(t *testing.T, mk envMaker) {
 	e.live(catalog.KindSkill, "x")
 	if n := len(e.status().Rejections); n != 0 {
 		t.Fatalf("%d rejections recorded for bytes that were replaced during the round", n)
+	}
+}
+
+// hookStore runs hook once, right after the first Get of key.
+type hookStore struct {
+	store.Store
+	key  string
+	hook func()
+	once sync.Once
+}
+
+func (h *hookStore) Get(ctx context.Context, key string, o store.GetOptions) (*store.Object, error) {
+	obj, err := h.Store.Get(ctx, key, o)
+	if key == h.key {
+		h.once.Do(h.hook)
+	}
+	return obj, err
+}
+
+func TestAConfigLandingMeanwhileIsAppliedFirst(t *testing.T) {
+	e := newEnv(t)
+	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	e.put("skills/x.zip", three)
+	other, err := New(Config{Store: e.st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ix.store = &hookStore{Store: e.st, key: "skills/x.zip", hook: func() {
+		// Another invocation puts a config in force that lowers x's cap.
+		e.put(skillsconfig.Key, []byte("skills:\n  - name: x\n    max_entries: 2\n"))
+		if _, err := other.Reconcile(context.Background(), skillsconfig.Key); err != nil {
+			t.Error(err)
+		}
+	}}
+	res := e.reconcile("skills/x.zip")
+	if got := rejectionCodes(res); !slices.Equal(got, []string{"too_many_entries"}) {
+		t.Fatalf("codes %v: the upload was not validated with the config in force; result %s", got, dump(res))
+	}
+	if en := e.skill("x"); en != nil && en.Live() {
+		t.Fatalf("published under the old caps: %s", dump(en))
+	}
+	if !strings.Contains(e.logs.String(), "preparing again") {
+		t.Fatal("the plan was not prepared again")
 	}
 }
