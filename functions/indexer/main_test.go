@@ -1,0 +1,51 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/archive"
+)
+
+func TestParseEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    settings
+		wantErr string
+	}{
+		{"the bucket alone", map[string]string{"SKILLDROP_BUCKET": "b"}, settings{bucket: "b", level: slog.LevelInfo}, ""},
+		{"every setting", map[string]string{
+			"SKILLDROP_BUCKET": "b", "SKILLDROP_METRIC_NAMESPACE": "Team/Skills", "SKILLDROP_LOG_LEVEL": "debug",
+			"SKILLDROP_MAX_ARTIFACT_BYTES": "1048576", "SKILLDROP_MAX_ENTRIES": "50", "SKILLDROP_MAX_EXPANDED_BYTES": "2097152",
+			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5",
+		}, settings{bucket: "b", namespace: "Team/Skills", level: slog.LevelDebug, limits: archive.Limits{
+			MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
+		}}, ""},
+		{"no bucket", map[string]string{}, settings{}, "SKILLDROP_BUCKET"},
+		{"a cap above the ceiling", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ARTIFACT_BYTES": "5000000"}, settings{}, "SKILLDROP_MAX_ARTIFACT_BYTES"},
+		{"a cap that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ENTRIES": "many"}, settings{}, "SKILLDROP_MAX_ENTRIES"},
+		{"a zero cap", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_EXPANDED_BYTES": "0"}, settings{}, "SKILLDROP_MAX_EXPANDED_BYTES"},
+		{"a ratio below one", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_DECOMPRESSION_RATIO": "0.5"}, settings{}, "SKILLDROP_MAX_DECOMPRESSION_RATIO"},
+		{"a ratio that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_DECOMPRESSION_RATIO": "NaN"}, settings{}, "SKILLDROP_MAX_DECOMPRESSION_RATIO"},
+		{"an unknown log level", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_LOG_LEVEL": "LOUD"}, settings{}, "SKILLDROP_LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseEnv(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("settings %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
