@@ -210,10 +210,11 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		withdrawn[t] = true
 		d.withdrawn = append(d.withdrawn, changeOf(e, e.LatestVersion()))
 	}
+	idx := newIndex(c, p.cfg)
 	// Config-owned entries the config in force no longer defines go first:
 	// deleting or editing the config withdraws its own entries.
-	for _, e := range allEntries(c) {
-		if e.Source == catalog.ConfigSource && !e.Withdrawn && !defines(p.cfg, targetOf(e)) {
+	for _, e := range idx.bySource[catalog.ConfigSource] {
+		if !defines(p.cfg, targetOf(e)) {
 			withdraw(e)
 		}
 	}
@@ -226,16 +227,13 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 			}
 			continue
 		}
-		for _, e := range allEntries(c) {
-			if e.Source == a.source {
-				withdraw(e)
-			}
-			e.Contenders = slices.DeleteFunc(e.Contenders, func(k string) bool { return k == a.source })
+		for _, e := range idx.bySource[a.source] {
+			withdraw(e)
 		}
+		idx.dropContender(a.source)
 	}
-	paths := servedPaths(c, p.cfg)
 	for _, cl := range orderClaims(c, p.claims) {
-		d.claim(c, cl, p, paths)
+		d.claim(c, cl, p, idx)
 	}
 	d.rejections = append(d.rejections, p.rejects...)
 	applySettings(c, p.cfg)
@@ -256,7 +254,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 }
 
 // claim decides one claim against c.
-func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, paths map[string]target) {
+func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, idx *index) {
 	reject := func(code, format string, args ...any) {
 		d.rejections = append(d.rejections, rejection{
 			Key: cl.rejectKey(), Code: code, Name: cl.Name, Digest: cl.version.Digest,
@@ -266,7 +264,7 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, paths map[stri
 	e := cl.entry(c)
 	if e != nil && !e.Withdrawn && e.Source != cl.source {
 		if cl.source != catalog.ConfigSource {
-			e.Contenders = appendOnce(e.Contenders, cl.source)
+			idx.contend(e, cl.source)
 		}
 		reject(CodeNameConflict, "%s is already published from %s; it stays until that is deleted", cl.target, e.Source)
 		return
@@ -276,9 +274,9 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, paths map[stri
 		return
 	}
 	path := servedPath(cl.target, cl.source, cl.external, cl.version.Format, p.cfg)
-	if other, taken := paths[path]; path != "" && taken && other != cl.target {
+	if other, taken := idx.paths[path]; path != "" && taken && other != cl.target {
 		if o := other.entry(c); o != nil && cl.source != catalog.ConfigSource {
-			o.Contenders = appendOnce(o.Contenders, cl.source)
+			idx.contend(o, cl.source)
 		}
 		reject(CodePathConflict, "%s is already served at %s", other, path)
 		return
@@ -308,17 +306,8 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, paths map[stri
 	}
 	e.Withdrawn, e.WithdrawnAt = false, nil
 	e.Source, e.ExternalURL = cl.source, cl.external
-	for _, o := range allEntries(c) {
-		o.Contenders = slices.DeleteFunc(o.Contenders, func(k string) bool { return k == cl.source })
-	}
-	for served, t := range paths {
-		if t == cl.target {
-			delete(paths, served)
-		}
-	}
-	if path != "" {
-		paths[path] = cl.target
-	}
+	idx.dropContender(cl.source)
+	idx.serve(cl.target, path)
 	d.published = append(d.published, changeOf(e, e.LatestVersion()))
 }
 
@@ -368,18 +357,59 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 	return out
 }
 
-// servedPaths maps the path of every live entry to it.
-func servedPaths(c *catalog.Catalog, cfg *skillsconfig.Config) map[string]target {
-	paths := map[string]target{}
-	for _, e := range c.SortedSkills() {
-		if !e.Live() {
-			continue
+// index holds apply's lookups, so that a run over a large catalog (a full
+// re-index) stays linear in its size.
+type index struct {
+	// bySource holds the entries not withdrawn, by source.
+	bySource map[string][]*catalog.Entry
+	// contended holds the entries with contenders (or that got some).
+	contended []*catalog.Entry
+	// paths maps the served path of every live entry to it, and pathOf back.
+	paths  map[string]target
+	pathOf map[target]string
+}
+
+func newIndex(c *catalog.Catalog, cfg *skillsconfig.Config) *index {
+	idx := &index{bySource: map[string][]*catalog.Entry{}, paths: map[string]target{}, pathOf: map[target]string{}}
+	for _, e := range allEntries(c) {
+		if !e.Withdrawn {
+			idx.bySource[e.Source] = append(idx.bySource[e.Source], e)
 		}
-		if p := entryPath(e, cfg); p != "" {
-			paths[p] = targetOf(e)
+		if len(e.Contenders) > 0 {
+			idx.contended = append(idx.contended, e)
+		}
+		if e.Live() {
+			idx.serve(targetOf(e), entryPath(e, cfg))
 		}
 	}
-	return paths
+	return idx
+}
+
+// contend records source as a contender of e.
+func (idx *index) contend(e *catalog.Entry, source string) {
+	if len(e.Contenders) == 0 {
+		idx.contended = append(idx.contended, e)
+	}
+	e.Contenders = appendOnce(e.Contenders, source)
+}
+
+// dropContender removes source from every entry's contenders.
+func (idx *index) dropContender(source string) {
+	for _, e := range idx.contended {
+		e.Contenders = slices.DeleteFunc(e.Contenders, func(k string) bool { return k == source })
+	}
+}
+
+// serve records that t is served at path ("": nowhere), instead of where it was.
+func (idx *index) serve(t target, path string) {
+	if old, ok := idx.pathOf[t]; ok {
+		delete(idx.paths, old)
+		delete(idx.pathOf, t)
+	}
+	if path != "" {
+		idx.paths[path] = t
+		idx.pathOf[t] = path
+	}
 }
 
 func entryPath(e *catalog.Entry, cfg *skillsconfig.Config) string {

@@ -170,6 +170,10 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 			return nil, err
 		}
 	}
+	owned := map[string][]*catalog.Entry{} // the snapshot's entries by source
+	for _, e := range allEntries(snap) {
+		owned[e.Source] = append(owned[e.Source], e)
+	}
 	done := map[string]bool{skillsconfig.Key: true}
 	cfgDone := map[target]bool{}
 	for {
@@ -233,11 +237,9 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 			}
 			// Withdrawn ones too: a takeover a failed read prevented is
 			// retried with the invocation.
-			for _, e := range allEntries(snap) {
-				if e.Source == a.source {
-					if err := ix.addCandidates(ctx, targetOf(e), &q, cfgTargets, pr); err != nil {
-						return nil, err
-					}
+			for _, e := range owned[a.source] {
+				if err := ix.addCandidates(ctx, targetOf(e), &q, cfgTargets, pr); err != nil {
+					return nil, err
 				}
 			}
 		}
