@@ -523,6 +523,7 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 		v.SourceKey = ce.ExternalURL // not re-hosted: no blob
 	case ce.FilePath != "":
 		v.SourceKey = ce.FilePath
+		pr.warn(ce.FilePath, v.warnings)
 	default:
 		v.SourceKey = skillsconfig.Key
 	}
