@@ -163,15 +163,19 @@ func (c *catalogCache) read(ctx context.Context, cur *snapshot) (*snapshot, erro
 const maxRenders = 64
 
 // snapshot is one catalog revision with the documents rendered from it,
-// each rendered once per (document, auth class, origin).
+// each rendered once per (document, auth class, origin): the RFC index and
+// listings here, the native feed's root, indexes and pages in native.go.
 type snapshot struct {
 	view *catalog.View
 
 	visibleOnce [2]sync.Once
 	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
 
-	mu      sync.Mutex
-	renders map[renderKey]*renderSlot
+	mu            sync.Mutex
+	renders       map[renderKey]*renderSlot
+	nativeRenders map[nativeKey]*nativeSlot
+
+	pageSets [2][2]pageSet // by kind (skill, sub-agent) and auth class
 }
 
 // anyVisible is View.AnyVisible, computed once per auth class.
@@ -197,7 +201,7 @@ type renderSlot struct {
 }
 
 func newSnapshot(v *catalog.View) *snapshot {
-	return &snapshot{view: v, renders: map[renderKey]*renderSlot{}}
+	return &snapshot{view: v, renders: map[renderKey]*renderSlot{}, nativeRenders: map[nativeKey]*nativeSlot{}}
 }
 
 // index returns the rendered RFC index (listing "") or a listing's; found
@@ -235,20 +239,36 @@ func (s *snapshot) index(listing string, authenticated bool, base *url.URL) (doc
 	return slot.doc, slot.found
 }
 
-// rendered is a JSON document ready to send: its bytes, its gzip encoding
-// when that is worth it, and a strong ETag for each.
+// rendered is a JSON document ready to send: its bytes, a strong ETag, and
+// its gzip encoding, compressed on first demand and kept, with an ETag of
+// its own.
 type rendered struct {
 	body   []byte
-	gz     []byte // nil: too small to be worth compressing
 	etag   string
-	gzETag string
+	gzETag string // "": too small to be worth compressing
+	level  int    // the gzip level
+
+	gzOnce sync.Once
+	gz     []byte
 }
 
 // minGzip is the smallest body worth compressing.
 const minGzip = 1024
 
-// renderJSON encodes v (without HTML escaping, so URLs stay readable).
-func renderJSON(v any) *rendered {
+// Gzip levels: a document kept for a catalog revision is compressed once
+// and sent many times, so it gets the smallest encoding; one rendered for
+// a single request is compressed for that request alone, so speed wins.
+const (
+	keptLevel    = gzip.BestCompression
+	oneShotLevel = gzip.BestSpeed
+)
+
+// renderJSON encodes a document that will be kept (see renderJSONAt).
+func renderJSON(v any) *rendered { return renderJSONAt(v, keptLevel) }
+
+// renderJSONAt encodes v (without HTML escaping, so URLs stay readable);
+// level is the gzip level its encoding will use.
+func renderJSONAt(v any, level int) *rendered {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -258,13 +278,22 @@ func renderJSON(v any) *rendered {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	tag := hex.EncodeToString(sum[:16])
-	d := &rendered{body: buf.Bytes(), etag: `"` + tag + `"`}
+	d := &rendered{body: buf.Bytes(), etag: `"` + tag + `"`, level: level}
 	if len(d.body) >= minGzip {
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // valid level: no error
-		_, _ = zw.Write(d.body)                                 // writes to a bytes.Buffer cannot fail
-		_ = zw.Close()
-		d.gz, d.gzETag = gz.Bytes(), `"`+tag+`-gzip"`
+		d.gzETag = `"` + tag + `-gzip"`
 	}
 	return d
+}
+
+// gzipped returns the gzip encoding of the body; only for a document with
+// a gzETag. Concurrent callers share one compression.
+func (d *rendered) gzipped() []byte {
+	d.gzOnce.Do(func() {
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, d.level) // valid levels only: no error
+		_, _ = zw.Write(d.body)                    // writes to a bytes.Buffer cannot fail
+		_ = zw.Close()
+		d.gz = gz.Bytes()
+	})
+	return d.gz
 }

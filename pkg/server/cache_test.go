@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,17 @@ func TestUnreadableCatalogIsNeverEmpty(t *testing.T) {
 		{http.MethodGet, "/.well-known/agent-skills/partner-a/index.json"},
 		{http.MethodGet, "/skills/deploy-via-pr.md"},
 		{http.MethodHead, "/.well-known/agent-skills/index.json"},
+		{http.MethodGet, "/manifest.json"},
+		{http.MethodGet, "/skills/v1/index.json"},
+		{http.MethodGet, "/skills/v1/pages/all.json"},
+		{http.MethodGet, "/subagents/v1/index.json"},
+		{http.MethodGet, "/skills/v1/deploy-via-pr/index.json"},
+		{http.MethodGet, "/skills/v1/deploy-via-pr/versions/1.0.0.json"},
+		{http.MethodGet, "/api/v1/skills"},
+		{http.MethodGet, "/api/v1/subagents?q=review"},
+		{http.MethodGet, "/api/v1/skills/deploy-via-pr/latest"},
+		{http.MethodGet, "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md"},
+		{http.MethodHead, "/subagents/v1/pages/all.json"},
 	}
 	for _, tc := range []struct {
 		name  string
@@ -95,6 +107,13 @@ func TestUnreadableCatalogIsNeverEmpty(t *testing.T) {
 			}
 			if w := h.do(http.MethodPost, "/mcp", mcpHeaders...); w.Code != http.StatusServiceUnavailable {
 				t.Errorf("mcp: status %d", w.Code)
+			}
+			for _, p := range []string{"/api/v1/skills/check-updates", "/api/v1/subagents/check-updates"} {
+				r := httptest.NewRequest(http.MethodPost, p, strings.NewReader(`[{"name":"deploy-via-pr","version":"1.0.0"}]`))
+				r.Header.Set("Content-Type", "application/json")
+				if w := h.serve(r); w.Code != http.StatusServiceUnavailable || errorCode(t, w) != codeUnavailable {
+					t.Errorf("POST %s: status %d %s", p, w.Code, w.Body)
+				}
 			}
 			if !strings.Contains(h.logs.String(), "catalog unavailable") {
 				t.Error("the failure is not logged")

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
+
+// lowerDigest is the only digest form the feeds may carry.
+var lowerDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 func decodeIndex(t testing.TB, b []byte) discovery.Index {
 	t.Helper()
@@ -39,7 +43,9 @@ func indexNames(idx discovery.Index) []string {
 
 // TestEveryAdvertisedURLServesItsDigest behaves like an RFC client over a
 // real listener: for both auth classes, the top level and every listing,
-// every URL on this origin answers 200 with a body hashing to its digest.
+// it requires the exact $schema and lowercase digests, resolves each url
+// against the index URL, and every URL on this origin answers 200 with a
+// body hashing to its digest.
 func TestEveryAdvertisedURLServesItsDigest(t *testing.T) {
 	st := store.NewMemory()
 	standardBucket(t, st)
@@ -96,10 +102,27 @@ func TestEveryAdvertisedURLServesItsDigest(t *testing.T) {
 				if got := indexNames(idx); !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: names %v, want %v", path, got, want)
 				}
+				indexURL, err := url.Parse(ts.URL + path)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, s := range idx.Skills {
-					if !strings.HasPrefix(s.URL, ts.URL+"/") {
-						if s.URL != "https://cdn.example.org/skills/elsewhere.md?sig=a&b=c" {
-							t.Errorf("%s: %s has foreign URL %s", path, s.Name, s.URL)
+					if !lowerDigest.MatchString(s.Digest) {
+						t.Errorf("%s: %s digest %q is not sha256:<64 lowercase hex>", path, s.Name, s.Digest)
+					}
+					ref, err := url.Parse(s.URL)
+					if err != nil {
+						t.Errorf("%s: %s url %q: %v", path, s.Name, s.URL, err)
+						continue
+					}
+					// What an RFC client does with any url, absolute or not.
+					target := indexURL.ResolveReference(ref).String()
+					if target != s.URL {
+						t.Errorf("%s: %s url %q is not absolute (resolves to %s)", path, s.Name, s.URL, target)
+					}
+					if !strings.HasPrefix(target, ts.URL+"/") {
+						if target != "https://cdn.example.org/skills/elsewhere.md?sig=a&b=c" {
+							t.Errorf("%s: %s has foreign URL %s", path, s.Name, target)
 						}
 						continue
 					}
@@ -108,7 +131,7 @@ func TestEveryAdvertisedURLServesItsDigest(t *testing.T) {
 						t.Errorf("%s: %s digest %q: %v", path, s.Name, s.Digest, err)
 						continue
 					}
-					resp := get(s.URL)
+					resp := get(target)
 					b := readAll(t, resp.Body)
 					_ = resp.Body.Close()
 					if resp.StatusCode != http.StatusOK {

@@ -28,6 +28,8 @@ const (
 	codeForbidden        = "forbidden"
 	codeNoBaseURL        = "base_url_unknown"
 	codeBadRequest       = "bad_request"
+	codeUnsupportedMedia = "unsupported_media_type"
+	codeInternal         = "internal_error"
 )
 
 // Cache-Control values.
@@ -35,6 +37,9 @@ const (
 	ccPublic  = "public, max-age=60"
 	ccPrivate = "private, max-age=60"
 	ccNoStore = "no-store"
+	// Versioned bytes under /api/v1/ (see versionedCacheControl).
+	ccPublicVersioned  = "public, max-age=3600"
+	ccPrivateVersioned = "private, max-age=3600"
 )
 
 // feedCacheControl: anonymous feeds may sit in shared caches for a minute;
@@ -196,20 +201,38 @@ func serveJSON(w http.ResponseWriter, r *http.Request, d *rendered, cacheControl
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
 	h.Add("Vary", "Accept-Encoding")
-	body, etag, gz := d.body, d.etag, false
-	if d.gz != nil && acceptsGzip(r) {
-		body, etag, gz = d.gz, d.gzETag, true
+	etag, gz := d.etag, d.gzETag != "" && acceptsGzip(r)
+	if gz {
+		etag = d.gzETag
 	}
 	h.Set("ETag", etag)
 	if ifNoneMatch(r, d.etag, d.gzETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
+	writeJSONBody(w, r, d, gz)
+}
+
+// serveAnswer answers a POST with a rendered JSON document: gzip-encoded
+// when the client accepts it, never stored by a cache, no ETag (a POST
+// answer has no representation to revalidate).
+func serveAnswer(w http.ResponseWriter, r *http.Request, d *rendered) {
+	h := w.Header()
+	h.Set("Cache-Control", ccNoStore)
+	h.Add("Vary", "Accept-Encoding")
+	writeJSONBody(w, r, d, d.gzETag != "" && acceptsGzip(r))
+}
+
+// writeJSONBody writes d with status 200, gzip-encoded when gz is set.
+func writeJSONBody(w http.ResponseWriter, r *http.Request, d *rendered, gz bool) {
+	h := w.Header()
+	body := d.body
 	if gz {
+		body = d.gzipped()
 		h.Set("Content-Encoding", "gzip")
 	}
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {

@@ -60,10 +60,37 @@ func TestMethods(t *testing.T) {
 		{http.MethodGet, mcpRoute, "", 405, allowPost},
 		{http.MethodDelete, mcpRoute, "", 405, allowPost},
 		{http.MethodOptions, mcpRoute, "", 204, allowPost},
-		// The native manifest's routes: a clear 404 until they are wired.
-		{http.MethodGet, "/manifest.json", "", 404, ""},
-		{http.MethodGet, "/skills/v1/index.json", "", 404, ""},
-		{http.MethodGet, "/api/v1/skills", "", 404, ""},
+		// The native feed: documents, search and bytes are read routes.
+		{http.MethodGet, manifestPath, "", 200, ""},
+		{http.MethodHead, manifestPath, "", 200, ""},
+		{http.MethodOptions, manifestPath, "", 204, allowRead},
+		{http.MethodPost, manifestPath, "", 405, allowRead},
+		{http.MethodGet, "/skills/v1/index.json", "", 200, ""},
+		{http.MethodDelete, "/skills/v1/index.json", "", 405, allowRead},
+		{http.MethodHead, "/subagents/v1/pages/all.json", "", 200, ""},
+		{http.MethodPatch, "/subagents/v1/pages/all.json", "", 405, allowRead},
+		{http.MethodGet, "/api/v1/skills", "", 200, ""},
+		{http.MethodPost, "/api/v1/skills", "", 405, allowRead},
+		{http.MethodGet, "/api/v1/skills?take=0", "", 400, ""},
+		{http.MethodPost, "/api/v1/skills?take=0", "", 405, allowRead},
+		{http.MethodGet, "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md", "", 200, ""},
+		{http.MethodHead, "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md", "", 200, ""},
+		{http.MethodPut, "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md", "", 405, allowRead},
+		{http.MethodGet, "/skills/v1/nope/index.json", "", 404, ""},
+		{http.MethodPost, "/skills/v1/nope/index.json", "", 404, ""},
+		// Hidden native documents and bytes do not exist for anonymous callers.
+		{http.MethodPut, "/skills/v1/secret-rotation/index.json", "", 404, ""},
+		{http.MethodPut, "/skills/v1/secret-rotation/index.json", goodKey, 405, allowRead},
+		{http.MethodDelete, "/api/v1/skills/secret-rotation/1.0.0/SKILL.md", "", 404, ""},
+		{http.MethodDelete, "/api/v1/skills/secret-rotation/1.0.0/SKILL.md", goodKey, 405, allowRead},
+		{http.MethodOptions, "/api/v1/skills/secret-rotation/1.0.0/SKILL.md", "", 204, allowRead},
+		// check-updates is a POST route, for skills and sub-agents.
+		{http.MethodGet, "/api/v1/skills/check-updates", "", 405, allowPost},
+		{http.MethodHead, "/api/v1/skills/check-updates", "", 405, allowPost},
+		{http.MethodPut, "/api/v1/skills/check-updates", goodKey, 405, allowPost},
+		{http.MethodOptions, "/api/v1/skills/check-updates", "", 204, allowPost},
+		{http.MethodGet, "/api/v1/subagents/check-updates", "", 405, allowPost},
+		{http.MethodOptions, "/api/v1/subagents/check-updates", "", 204, allowPost},
 	} {
 		t.Run(tc.method+" "+tc.path+" "+tc.auth, func(t *testing.T) {
 			hdr := []string{}
@@ -81,6 +108,10 @@ func TestMethods(t *testing.T) {
 				t.Error("no Access-Control-Allow-Origin: *")
 			}
 			switch {
+			case tc.status == 405 && tc.method == http.MethodHead:
+				if w.Body.Len() != 0 {
+					t.Errorf("HEAD 405 with a %d-byte body", w.Body.Len())
+				}
 			case tc.status == 405:
 				if errorCode(t, w) != codeMethodNotAllowed {
 					t.Error("405 without its code")
@@ -196,6 +227,12 @@ func TestAuthentication(t *testing.T) {
 		"/catalog/catalog.json",
 		"/mcp",
 		"/manifest.json",
+		"/skills/v1/index.json",
+		"/subagents/v1/pages/all.json",
+		"/api/v1/skills?q=deploy",
+		"/api/v1/skills/secret-rotation/1.0.0/SKILL.md",
+		"/api/v1/skills/check-updates",
+		"/api/v1/subagents/check-updates",
 	}
 	invalid := []struct{ name, header string }{
 		{"unknown key", "Authorization: Bearer sk-not-a-key"},

@@ -1,8 +1,10 @@
 // Package server is skilldrop's request path: one http.Handler that serves
-// the Agent Skills Discovery RFC index and its listings, every published
-// artifact under the integrity contract (re-hashed completely before the
-// status line; a mismatch is a 503, an audit event and a metric, never a
-// byte of the tampered content), MCP at /mcp, and the HTTP semantics
+// the Agent Skills Discovery RFC index and its listings, the native feed
+// (/manifest.json, /skills/v1/, /subagents/v1/) and its /api/v1/ API with
+// search and check-updates, every published artifact under the integrity
+// contract (re-hashed completely before the status line; a mismatch is a
+// 503, an audit event and a metric, never a byte of the tampered content),
+// MCP at /mcp, and the HTTP semantics
 // clients and caches expect: Bearer API keys, CORS, strong ETags and
 // conditional requests, Cache-Control, Vary and gzip for JSON feeds.
 //
@@ -37,7 +39,7 @@ const (
 	// DefaultMaxStale is how long the last good catalog is served while the
 	// store cannot be read; after that every request answers 503.
 	DefaultMaxStale = 60 * time.Second
-	// DefaultMaxBodyBytes caps POST bodies (MCP messages).
+	// DefaultMaxBodyBytes caps POST bodies (MCP messages, check-updates).
 	DefaultMaxBodyBytes = 1 << 20
 )
 
@@ -75,7 +77,8 @@ type Config struct {
 	// MaxArtifactBytes bounds what is buffered for one artifact
 	// (skillsconfig.DefaultMaxArtifactBytes when zero).
 	MaxArtifactBytes int64
-	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero).
+	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero);
+	// check-updates bodies are capped at manifest.MaxCheckUpdatesBody too.
 	MaxBodyBytes int64
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -186,8 +189,7 @@ const (
 	allowPost = "OPTIONS, POST"
 )
 
-// The route prefixes of the native manifest (issue 5); they answer 404
-// until the manifest resolver is wired in (serveNative).
+// The route prefixes of the native feed and its API (serveNative).
 var nativePrefixes = []string{"/skills/v1/", "/subagents/v1/", "/api/v1/"}
 
 const (
@@ -224,7 +226,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := r.URL.Path
-	postRoute := p == mcpPath
+	_, checkUpdates := checkUpdatesKind(p)
+	postRoute := p == mcpPath || checkUpdates
 	if r.Method == http.MethodOptions {
 		allow := allowRead
 		if postRoute {
@@ -308,13 +311,6 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 		return
 	}
 	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e))
-}
-
-// serveNative is the hook for the native manifest documents and /api/v1/
-// (issue 5): until the manifest resolver is wired in, every such path is
-// an honest 404 with a JSON body.
-func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, _ *request) {
-	writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 }
 
 // snapshot returns the current catalog, or answers 503: a catalog that

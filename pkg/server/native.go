@@ -1,0 +1,285 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
+)
+
+// serveNative answers the native feed (/manifest.json, /skills/v1/…,
+// /subagents/v1/…) and the /api/v1/ API: documents as JSON with the same
+// caching as the RFC index, artifact bytes under the integrity contract,
+// and the check-updates POSTs. manifest.Resolve decides what a path is;
+// this decides how it goes over HTTP.
+//
+// What the caller cannot see is not found before the method is judged, as
+// for artifacts: a 405 for a hidden skill's URL would tell it exists.
+func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request) {
+	p := r.URL.Path
+	if kind, ok := checkUpdatesKind(p); ok {
+		s.serveCheckUpdates(w, r, rq, kind)
+		return
+	}
+	snap, ok := s.snapshot(w, r, rq)
+	if !ok {
+		return
+	}
+	base, ok := s.origin(w, r, rq)
+	if !ok {
+		return
+	}
+	// Only the search routes read a query; a malformed one there is a bad
+	// request, elsewhere it is ignored like any query.
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil && searchPaths[p] {
+		if readMethod(w, r) {
+			writeError(w, r, http.StatusBadRequest, manifest.CodeInvalidParameter, "the query string is malformed: "+err.Error())
+		}
+		return
+	}
+	doc, res, err := snap.native(p, query, rq.authenticated, base)
+	if err != nil {
+		nativeUnavailable(w, r, rq, err)
+		return
+	}
+	if doc == nil && res.Outcome == manifest.NotFound {
+		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	if !readMethod(w, r) {
+		return
+	}
+	switch {
+	case doc != nil:
+		serveJSON(w, r, doc, feedCacheControl(rq.authenticated))
+	case res.Outcome == manifest.Bytes:
+		s.serveArtifact(w, r, rq, res.Entry, res.Version, versionedCacheControl(res.Entry))
+	case res.Outcome == manifest.BadRequest && res.Err != nil:
+		writeError(w, r, http.StatusBadRequest, res.Err.Code, res.Err.Message)
+	default: // an outcome this server does not know: never guess
+		rq.log.Error("native feed: unexpected outcome", "path", clip(p), "outcome", int(res.Outcome))
+		writeError(w, r, http.StatusInternalServerError, codeInternal, "Internal error.")
+	}
+}
+
+// nativeUnavailable answers a feed that cannot answer at all. Without a
+// catalog that is a 503, never a 404 or an empty list: clients read those
+// as "everything was deleted" and remove what they synced.
+func nativeUnavailable(w http.ResponseWriter, r *http.Request, rq *request, err error) {
+	if errors.Is(err, manifest.ErrNoCatalog) {
+		rq.log.Error("catalog unavailable", "error", err)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return
+	}
+	rq.log.Error("native feed cannot answer", "error", err)
+	writeError(w, r, http.StatusInternalServerError, codeInternal, "Internal error.")
+}
+
+// versionedCacheControl is the Cache-Control of versioned bytes under
+// /api/v1/: they never change, so a shared cache may keep a public version
+// for an hour, which is also the longest a withdrawn version may live on
+// in one (DESIGN.md). An authenticated entry's bytes are private.
+func versionedCacheControl(e *catalog.Entry) string {
+	if e.Visibility == catalog.Authenticated {
+		return ccPrivateVersioned
+	}
+	return ccPublicVersioned
+}
+
+// searchPaths take a query string; everywhere else it is ignored.
+var searchPaths = map[string]bool{"/api/v1/skills": true, "/api/v1/subagents": true}
+
+// checkUpdatesKind tells the check-updates routes, and which collection
+// each answers from.
+func checkUpdatesKind(p string) (catalog.Kind, bool) {
+	switch p {
+	case manifest.CheckUpdatesPath:
+		return catalog.KindSkill, true
+	case manifest.SubagentCheckUpdatesPath:
+		return catalog.KindSubagent, true
+	}
+	return "", false
+}
+
+// serveCheckUpdates answers POST of a JSON array of {"name", "version"}
+// with, per item, the latest version the caller can see and whether it
+// differs. The answer depends on the credential and the moment, so it is
+// never stored.
+func (s *Server) serveCheckUpdates(w http.ResponseWriter, r *http.Request, rq *request, kind catalog.Kind) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", allowPost)
+		writeError(w, r, http.StatusMethodNotAllowed, codeMethodNotAllowed, "Method not allowed: POST a JSON array of {\"name\", \"version\"} objects.")
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
+		writeError(w, r, http.StatusUnsupportedMediaType, codeUnsupportedMedia,
+			"The body must be JSON (Content-Type: application/json), not "+clip(ct)+".")
+		return
+	}
+	limit := min(s.maxBody, manifest.MaxCheckUpdatesBody)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "The request body is too large.")
+			return
+		}
+		rq.log.Warn("check-updates: read request body", "error", err)
+		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The request body could not be read.")
+		return
+	}
+	queries, err := manifest.ParseUpdateQueries(body)
+	if err != nil {
+		var me *manifest.Error
+		if !errors.As(err, &me) { // ParseUpdateQueries promises *Error; stay safe
+			me = &manifest.Error{Code: manifest.CodeInvalidBody, Message: err.Error()}
+		}
+		writeError(w, r, http.StatusBadRequest, me.Code, me.Message)
+		return
+	}
+	snap, ok := s.snapshot(w, r, rq)
+	if !ok {
+		return
+	}
+	f := manifest.Feed{View: snap.view, Authenticated: rq.authenticated}
+	serveAnswer(w, r, renderJSONAt(f.CheckUpdatesOf(kind, queries), oneShotLevel))
+}
+
+// jsonContentType is lenient about what announces a JSON body: none at
+// all, application/json, text/json, any application/…+json, and
+// text/plain (what browsers' fetch sends a string body as). Parameters such
+// as charset are ignored. Form and multipart bodies are refused with a
+// clear 415 rather than parsed as something they are not.
+func jsonContentType(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch {
+	case mt == "application/json", mt == "text/json", mt == "text/plain":
+		return true
+	case strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
+		return true
+	}
+	return false
+}
+
+// maxNativeRenders bounds the native documents one snapshot keeps. Only
+// the root, the two indexes and the pages those advertise are kept, per
+// auth class, so a catalog needs about 4 + 2·(skills+sub-agents)/100 of
+// them; beyond the bound documents are rendered per request.
+const maxNativeRenders = 512
+
+// nativeKey names a kept native document. It has no origin: the kept
+// documents hold only origin-root-absolute hrefs, never an absolute URL
+// (manifest.Root, Index and Page), so one rendering serves every origin.
+type nativeKey struct {
+	path          string
+	authenticated bool
+}
+
+type nativeSlot struct {
+	once sync.Once
+	doc  *rendered
+	res  manifest.Result
+	err  error
+}
+
+// pageSet is the page hrefs one collection's index advertises to one auth
+// class, computed once per snapshot.
+type pageSet struct {
+	once  sync.Once
+	hrefs map[string]bool
+}
+
+// native resolves a native path for a caller: doc is the rendered JSON
+// when the answer is a document (kept for the snapshot when it is the
+// root, an index or an advertised page), else res says what it is. err is
+// Resolve's: the feed cannot answer at all.
+func (s *snapshot) native(path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
+	if !s.keepsNative(path, authenticated) {
+		return resolveNative(s.view, path, query, authenticated, base, oneShotLevel)
+	}
+	key := nativeKey{path: path, authenticated: authenticated}
+	s.mu.Lock()
+	slot, ok := s.nativeRenders[key]
+	if !ok && len(s.nativeRenders) < maxNativeRenders {
+		slot = &nativeSlot{}
+		s.nativeRenders[key] = slot
+	}
+	s.mu.Unlock()
+	if slot == nil {
+		return resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+	}
+	slot.once.Do(func() {
+		slot.doc, slot.res, slot.err = resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+	})
+	return slot.doc, slot.res, slot.err
+}
+
+func resolveNative(v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
+	res, err := manifest.Resolve(v, authenticated, base, path, query)
+	if err != nil || res.Outcome != manifest.Document {
+		return nil, res, err
+	}
+	return renderJSONAt(res.Document, level), res, nil
+}
+
+// Collection roots of the native feed.
+const (
+	skillsRoot    = "/skills/" + manifest.APIVersion + "/"
+	subagentsRoot = "/subagents/" + manifest.APIVersion + "/"
+)
+
+// keepsNative reports whether path names a document the snapshot keeps:
+// the root, an index, or a page the current index advertises. Other page
+// tokens are answered too (a client may hold an older index), but they are
+// unbounded, so they are rendered per request.
+func (s *snapshot) keepsNative(path string, authenticated bool) bool {
+	switch path {
+	case manifestPath, skillsRoot + "index.json", subagentsRoot + "index.json":
+		return true
+	}
+	switch {
+	case strings.HasPrefix(path, skillsRoot+"pages/"):
+		return s.pages(catalog.KindSkill, authenticated)[path]
+	case strings.HasPrefix(path, subagentsRoot+"pages/"):
+		return s.pages(catalog.KindSubagent, authenticated)[path]
+	}
+	return false
+}
+
+// pages returns the page hrefs the index of kind advertises to the caller.
+func (s *snapshot) pages(kind catalog.Kind, authenticated bool) map[string]bool {
+	i, j := 0, 0
+	if kind == catalog.KindSubagent {
+		i = 1
+	}
+	if authenticated {
+		j = 1
+	}
+	set := &s.pageSets[i][j]
+	set.once.Do(func() {
+		if s.view == nil { // no catalog: nothing is kept, Resolve says why
+			return
+		}
+		// Index needs no base URL: it holds hrefs only.
+		idx := (&manifest.Feed{View: s.view, Authenticated: authenticated}).Index(kind)
+		set.hrefs = make(map[string]bool, len(idx.Pages))
+		for _, p := range idx.Pages {
+			set.hrefs[p.Href] = true
+		}
+	})
+	return set.hrefs
+}
