@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -183,5 +184,59 @@ func BenchmarkArtifactHandlerOverhead(b *testing.B) {
 		if !digest.FromSum(sha256.Sum256(data)).Equal(e.LatestVersion().Digest) {
 			b.Fatal("baseline hash differs")
 		}
+	})
+}
+
+// benchNative compares a warm anonymous GET of a native document of the
+// 1,000-skill catalog (identity encoding) with a baseline that only
+// JSON-encodes the same document, built by package manifest.
+func benchNative(b *testing.B, path string, doc func(f *manifest.Feed) any) {
+	srv, view := thousandSkills(b)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	f := &manifest.Feed{View: view, Base: &url.URL{Scheme: "https", Host: "skills.example.com"}}
+	pair(b, func() {
+		w := &discardWriter{h: http.Header{}}
+		srv.ServeHTTP(w, req)
+		if w.code != http.StatusOK || w.n < 100 {
+			b.Fatalf("status %d, %d bytes", w.code, w.n)
+		}
+	}, func() {
+		if err := json.NewEncoder(&discardWriter{}).Encode(doc(f)); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkNativeIndex: /skills/v1/index.json (kept per revision).
+func BenchmarkNativeIndex(b *testing.B) {
+	benchNative(b, "/skills/v1/index.json", func(f *manifest.Feed) any { return f.Index(catalog.KindSkill) })
+}
+
+// BenchmarkNativePage: the first page the index advertises (kept per
+// revision; about 100 items).
+func BenchmarkNativePage(b *testing.B) {
+	_, view := thousandSkills(b)
+	idx := (&manifest.Feed{View: view}).Index(catalog.KindSkill)
+	first := idx.Pages[0]
+	r, ok := manifest.ParseRange(first.Range)
+	if !ok {
+		b.Fatalf("range %q", first.Range)
+	}
+	benchNative(b, first.Href, func(f *manifest.Feed) any { return f.Page(catalog.KindSkill, r) })
+}
+
+// BenchmarkNativeIdentity: a per-item document, rendered per request.
+func BenchmarkNativeIdentity(b *testing.B) {
+	benchNative(b, "/skills/v1/skill-0501/index.json", func(f *manifest.Feed) any {
+		doc, _ := f.Identity(catalog.KindSkill, "skill-0501")
+		return doc
+	})
+}
+
+// BenchmarkNativeSearch: a search over the 1,000 skills, rendered per
+// request, against ranking and encoding the same answer.
+func BenchmarkNativeSearch(b *testing.B) {
+	benchNative(b, "/api/v1/skills?q=thing&take=50", func(f *manifest.Feed) any {
+		return f.Search(catalog.KindSkill, "thing", 0, 50)
 	})
 }
