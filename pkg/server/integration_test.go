@@ -112,8 +112,9 @@ func TestEmulatorKeysFromSSM(t *testing.T) {
 }
 
 // TestEmulatorTamperedBlob overwrites a validated blob through the S3 API,
-// as an attacker with bucket access would, and checks all three outcomes:
-// 503, the audit event, and the metric in CloudWatch.
+// as an attacker with bucket access would, and checks all three outcomes
+// at the RFC artifact path and the native /api/v1/ path alike: 503, the
+// audit event, and the metric in CloudWatch.
 func TestEmulatorTamperedBlob(t *testing.T) {
 	e := newEmulated(t)
 	if w := e.get("/skills/bundle-zip.zip"); w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), zipBody) {
@@ -133,15 +134,27 @@ func TestEmulatorTamperedBlob(t *testing.T) {
 		t.Fatalf("after tampering: %d %q", w.Code, w.Body)
 	}
 
-	var audit map[string]any
+	// The same version's bytes under the native API are the same blob.
+	native := e.get("/api/v1/skills/bundle-zip/" + ver.Label + "/archive.zip")
+	if native.Code != http.StatusServiceUnavailable || bytes.Contains(native.Body.Bytes(), []byte("rm -rf")) {
+		t.Fatalf("native bytes after tampering: %d %q", native.Code, native.Body)
+	}
+
+	var audits []map[string]any
 	for _, l := range e.logs.lines(t) {
 		if l[obs.EventKey] == obs.EventDigestMismatch {
-			audit = l
+			audits = append(audits, l)
 		}
 	}
-	if audit == nil || audit["skill_name"] != "bundle-zip" || audit["expected_digest"] != ver.Digest.String() ||
-		audit["observed_digest"] == ver.Digest.String() || audit["observed_digest"] == "" || audit["request_id"] != w.Header().Get("X-Request-Id") {
-		t.Errorf("audit event %v", audit)
+	if len(audits) != 2 {
+		t.Fatalf("%d audit events, want one per request", len(audits))
+	}
+	for i, resp := range []*httptest.ResponseRecorder{w, native} {
+		audit := audits[i]
+		if audit["skill_name"] != "bundle-zip" || audit["expected_digest"] != ver.Digest.String() ||
+			audit["observed_digest"] == ver.Digest.String() || audit["observed_digest"] == "" || audit["request_id"] != resp.Header().Get("X-Request-Id") {
+			t.Errorf("audit event %v", audit)
+		}
 	}
 	if bytes.Contains([]byte(e.logs.String()), []byte("metric not sent")) {
 		t.Fatalf("the metric was not sent:\n%s", e.logs)
@@ -179,8 +192,8 @@ func TestEmulatorTamperedBlob(t *testing.T) {
 	for _, dp := range stats.Datapoints {
 		sum += aws.ToFloat64(dp.Sum)
 	}
-	if sum != 1 {
-		t.Errorf("DigestMismatch Skill=bundle-zip sums to %v, want 1", sum)
+	if sum != 2 {
+		t.Errorf("DigestMismatch Skill=bundle-zip sums to %v, want 2", sum)
 	}
 
 	// The other artifacts are untouched and still served.
