@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
-	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -104,10 +103,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printf(stderr, "skilldrop serve: index %s: %v\n", *dir, err)
 		return exitFailure
 	}
-	if err := ensureCatalog(ctx, st); err != nil {
-		printf(stderr, "skilldrop serve: %v\n", err)
-		return exitFailure
-	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
@@ -157,23 +152,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stopWatch()
 	<-watched
 	return status
-}
-
-// ensureCatalog writes an empty catalog when indexing the whole directory
-// published nothing and so wrote none: here the full listing has just shown
-// that the directory is empty, which the request path (rightly) refuses to
-// infer from a missing catalog.
-func ensureCatalog(ctx context.Context, st store.Store) error {
-	_, err := catalog.Update(ctx, st, func(c *catalog.Catalog) error {
-		if c.Revision > 0 {
-			return catalog.ErrNoChange
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("write an empty catalog: %w", err)
-	}
-	return nil
 }
 
 // summary describes the start-up index in a few words.
