@@ -186,7 +186,7 @@ func Validate(data []byte, filename string, lim Limits) (*Result, error) {
 	if f == "" {
 		return nil, fail(CodeUnsupportedFormat, "", "%q is not a .zip, .tar.gz or .tgz name", clip(filename))
 	}
-	return v.run(f)
+	return v.runGuarded(f)
 }
 
 // ValidateFormat validates an archive expected to be in format want.
@@ -195,7 +195,20 @@ func ValidateFormat(data []byte, want Format, lim Limits) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.run(want)
+	return v.runGuarded(want)
+}
+
+// runGuarded is run with a last line of defence: hostile input must never
+// take down the process that validates it (an indexer invocation, `skilldrop
+// serve`), so a panic in the validator becomes a rejection with its own code,
+// which the fuzz targets treat as a failure.
+func (v *validator) runGuarded(f Format) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fail(CodeValidatorFault, "", "the validator failed on this archive (%v); it is refused", p)
+		}
+	}()
+	return v.run(f)
 }
 
 func tooLarge(size, limit int64) *Error {
@@ -211,6 +224,7 @@ const (
 	CodeUnsupportedFormat = "unsupported_format" // the name is not .zip, .tar.gz or .tgz
 	CodeFormatMismatch    = "format_mismatch"    // the magic bytes disagree with the extension
 	CodeMalformed         = "malformed"          // the container structure is broken or ambiguous
+	CodeValidatorFault    = "validator_fault"    // the validator itself failed (a bug); the archive is refused
 
 	CodePathTraversal   = "path_traversal"    // a ".." element
 	CodeAbsolutePath    = "absolute_path"     // a leading "/"

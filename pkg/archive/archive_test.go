@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +125,24 @@ func TestValidateDuplicates(t *testing.T) {
 		{name: "file then deeper file", file: "s.zip", data: zipWith(zipRec{name: "docs", body: "a"}, zipRec{name: "docs/x.md", body: "b"}), code: CodeFileDirConflict},
 		{name: "deeper file then file", file: "s.zip", data: zipWith(zipRec{name: "docs/x.md", body: "b"}, zipRec{name: "Docs", body: "a"}), code: CodeFileDirConflict},
 		{name: "directory then file", file: "s.tgz", data: tgzWith(tarRec{name: "a/", typ: '5'}, tarRec{name: "A", body: "x"}), code: CodeFileDirConflict},
+		// Folding changes byte lengths: "İ" grows, the ligature "ﬁ" shrinks.
+		{name: "folding lengthens the parent", file: "s.zip", data: zipWith(zipRec{name: "İİİİ", body: "a"}, zipRec{name: "İİİİ/a", body: "b"}), code: CodeFileDirConflict, entry: "İİİİ/a"},
+		{name: "folding shortens the parent", file: "s.tgz", data: tgzWith(tarRec{name: "ﬁﬁﬁﬁ", body: "a"}, tarRec{name: "ﬁﬁﬁﬁ/a", body: "b"}), code: CodeFileDirConflict},
+		{name: "folding lengthens a symlink parent", file: "s.tgz", data: tgzWith(tarRec{name: "ŉŉŉ", typ: '2', link: "real"}, tarRec{name: "ŉŉŉ/x", body: "x"}), code: CodeBeneathSymlink},
 	})
+}
+
+// TestConflictNamesTheParentAsWritten: the message quotes the parent the
+// way the archive spells it, whatever folding did to its length.
+func TestConflictNamesTheParentAsWritten(t *testing.T) {
+	for _, parent := range []string{"İİİİ", "ﬁﬁﬁﬁ", "a/İİ"} {
+		data := zipWith(zipRec{name: parent, body: "a"}, zipRec{name: parent + "/deeper/x", body: "b"})(t)
+		_, err := Validate(data, "s.zip", Limits{})
+		e, ok := AsError(err)
+		if !ok || e.Code != CodeFileDirConflict || !strings.Contains(e.Msg, strconv.Quote(parent)) {
+			t.Errorf("parent %q: error %v, want %s quoting the parent", parent, err, CodeFileDirConflict)
+		}
+	}
 }
 
 func TestValidateZipLinksAndModes(t *testing.T) {

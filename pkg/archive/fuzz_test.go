@@ -25,6 +25,9 @@ func checkInvariants(t *testing.T, res *Result, err error) {
 		if !ok || !codePattern.MatchString(e.Code) {
 			t.Fatalf("rejection %v (%T) is not an *Error with a code", err, err)
 		}
+		if e.Code == CodeValidatorFault {
+			t.Fatalf("the validator panicked: %v", e)
+		}
 		return
 	}
 	lim, _ := fuzzLimits.Effective()
@@ -58,6 +61,8 @@ func FuzzZip(f *testing.F) {
 	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill, method: methodDeflate, descriptor: true, zip64Local: true}}, zipOpt{zip64End: true}))
 	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "l", body: "x", creator: creatorUnix, extAttr: unixAttr(0o120777)}}, zipOpt{comment: "c"}))
 	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "a", body: "x", noLocal: true, offset: ptr(uint32(0))}}, zipOpt{}))
+	// Names whose case folding changes their length, in a file/directory conflict.
+	f.Add(goZip(f, file{name: "SKILL.md", body: skill}, file{name: "\u0130\u0130", body: "a"}, file{name: "\u0130\u0130/a", body: "b"}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Validate(data, "f.zip", fuzzLimits)
 		checkInvariants(t, res, err)
@@ -98,6 +103,7 @@ func FuzzTarGz(f *testing.F) {
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, {name: "big", body: "data", pax: map[string]string{"GNU.sparse.map": "0,4", "GNU.sparse.numblocks": "1"}}}, false, nil)))
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, {name: "s", typ: 'S', body: "data", gnu: true}}, false, make([]byte, 100))))
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}}, true, nil)))
+	f.Add(goTgz(f, file{name: "SKILL.md", body: skill}, file{name: "\ufb01\u0149", typ: tar.TypeSymlink, link: "SKILL.md"}, file{name: "\ufb01\u0149/x", body: "x"}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Validate(data, "f.tgz", fuzzLimits)
 		checkInvariants(t, res, err)

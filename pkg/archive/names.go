@@ -155,9 +155,9 @@ func (r *registry) add(name, key string, k kind) *Error {
 		}
 		switch pk {
 		case kindSymlink:
-			return fail(CodeBeneathSymlink, name, "lies beneath a symlink (%q)", clip(name[:i]))
+			return fail(CodeBeneathSymlink, name, "lies beneath a symlink (%q)", clip(sameParent(name, parent)))
 		case kindFile, kindHardlink:
-			return fail(CodeFileDirConflict, name, "%q is a file and also a directory", clip(name[:i]))
+			return fail(CodeFileDirConflict, name, "%q is a file and also a directory", clip(sameParent(name, parent)))
 		}
 		r.kinds[parent] = kindImplied
 	}
@@ -174,6 +174,22 @@ func (r *registry) add(name, key string, k kind) *Error {
 	}
 	r.kinds[key] = k
 	return nil
+}
+
+// sameParent returns the leading elements of name that the folded parent
+// key stands for. Folding may change an element's length in bytes ("İ" grows,
+// "ﬁ" shrinks), never the number of '/', so the parent is found by counting
+// elements, not by the key's byte offset.
+func sameParent(name, parentKey string) string {
+	elems := strings.Count(parentKey, "/") + 1
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			if elems--; elems == 0 {
+				return name[:i]
+			}
+		}
+	}
+	return name
 }
 
 // addSymlink registers a symlink whose target checkTarget has accepted.
