@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/publish"
 )
 
 func init() {
@@ -77,6 +80,9 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 // validateFile reads one local file, refusing an oversized one unread, and
 // validates it as the indexer would the key its name implies.
 func validateFile(path string, subagent bool, lim archive.Limits) (*artifact.Artifact, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return validateFolder(path, lim)
+	}
 	k, err := artifact.LocalKey(path, subagent)
 	if err != nil {
 		return nil, err
@@ -88,8 +94,6 @@ func validateFile(path string, subagent bool, lim archive.Limits) (*artifact.Art
 	defer func() { _ = f.Close() }()
 	if st, err := f.Stat(); err != nil {
 		return nil, err
-	} else if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory: validate its SKILL.md, or the archive `skilldrop publish` would pack", path)
 	} else if err := artifact.CheckSize(st.Size(), lim); err != nil {
 		return nil, err
 	}
@@ -100,6 +104,23 @@ func validateFile(path string, subagent bool, lim archive.Limits) (*artifact.Art
 		return nil, err
 	}
 	return artifact.Validate(k, data, lim)
+}
+
+// validateFolder validates a skill folder as what `skilldrop publish` would
+// upload: the zip it packs, under the key it would use.
+func validateFolder(dir string, lim archive.Limits) (*artifact.Artifact, error) {
+	if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); errors.Is(err, fs.ErrNotExist) {
+		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a skill folder holds a SKILL.md at its root"}
+	}
+	up, err := publish.Prepare(dir, publish.Options{Limits: lim})
+	if err != nil {
+		return nil, err
+	}
+	k, err := artifact.ParseKey(up.Key)
+	if err != nil {
+		return nil, err
+	}
+	return artifact.Validate(k, up.Body, lim)
 }
 
 // rejection renders err as "<code>: <message>".

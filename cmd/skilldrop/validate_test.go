@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/publish"
 )
 
 func skillDoc(name string) string {
@@ -85,6 +86,13 @@ func TestValidateCommand(t *testing.T) {
 	ok := func(name, skill, typ string) string {
 		return fmt.Sprintf("ok %s %s %s %s", printable(p(name)), skill, typ, digest.Of(files[name]))
 	}
+	packed := func(dir, skill string) string {
+		up, err := publish.Prepare(dir, publish.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("ok %s %s archive %s", printable(dir), skill, digest.Of(up.Body))
+	}
 	tests := []struct {
 		name      string
 		args      []string
@@ -108,6 +116,8 @@ func TestValidateCommand(t *testing.T) {
 		{"lowered size cap", []string{"-max-artifact-bytes", "20", p("deploy.md")}, exitFailure, []string{"rejected " + p("deploy.md") + " artifact_too_large: "}, ""},
 		{"lowered entry cap", []string{"--max-entries=1", p("deploy.zip")}, exitFailure, []string{"rejected " + p("deploy.zip") + " too_many_entries: "}, ""},
 		{"clock skew accepted", []string{"--max-clock-skew-secs", "5", p("deploy.md")}, exitOK, []string{ok("deploy.md", "deploy", "skill-md")}, ""},
+		{"a skill folder is validated as the zip publish packs", []string{p("folder/deploy")}, exitOK, []string{packed(p("folder/deploy"), "deploy")}, ""},
+		{"a folder without SKILL.md", []string{p("bucket")}, exitFailure, []string{"rejected " + p("bucket") + " missing_skill_md: "}, ""},
 		{"a path with a space is quoted", []string{p("my skill/deploy.md")}, exitOK, []string{ok("my skill/deploy.md", "deploy", "skill-md")}, ""},
 		{"warnings go to stderr", []string{p("warn/deploy.md")}, exitOK, []string{ok("warn/deploy.md", "deploy", "skill-md")}, `unknown frontmatter key "shiny"`},
 		{"after -- everything is a file", []string{"--", "-subagent"}, exitFailure, []string{"rejected -subagent unsupported_file: "}, ""},
