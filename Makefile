@@ -1,7 +1,8 @@
 # skilldrop — every entry point a developer, CI or `sam build` uses.
 #
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
-#   make test    unit tests, short fuzz runs, and the emulator tier (starts moto_server when needed)
+#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), and the
+#                Lambda binaries end to end under aws-lambda-rie
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 
@@ -50,7 +51,7 @@ run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docke
 		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 .PHONY: test
-test: test-unit fuzz test-integration ## every test tier
+test: test-unit fuzz test-integration e2e ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -83,6 +84,31 @@ $(GOLANGCI):
 	mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 	mv $(BIN)/golangci-lint $@
+
+# --- End to end through the Lambda runtime API ---------------------------------------------------------------
+
+# aws-lambda-rie, the Lambda Runtime Interface Emulator; only this pseudo-version is served.
+RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
+RIE         := $(BIN)/aws-lambda-rie-$(RIE_VERSION)
+# The e2e tests run the bootstraps for the host (Linux: GOOS is always linux) and measure the arm64 ones
+# template.yaml deploys; both go under build/e2e/<GOARCH>/<function>/bootstrap.
+E2E_BUILD   := $(CURDIR)/build/e2e
+HOST_GOARCH = $(shell $(GO) env GOARCH)
+E2E_BENCHTIME ?= 20x
+
+.PHONY: e2e
+e2e: $(RIE) ## the Lambda binaries under aws-lambda-rie, driven with emulator events (logs cold/warm figures, sizes)
+	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/$(HOST_GOARCH)/indexer,$(HOST_GOARCH))
+	$(call lambda-bootstrap,api,$(E2E_BUILD)/$(HOST_GOARCH)/api,$(HOST_GOARCH))
+	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/arm64/indexer,arm64)
+	$(call lambda-bootstrap,api,$(E2E_BUILD)/arm64/api,arm64)
+	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) scripts/emulator.sh run \
+		$(GO) test -count=1 -v -tags e2e -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
+
+$(RIE):
+	mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
+	mv $(BIN)/aws-lambda-rie $@
 
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)

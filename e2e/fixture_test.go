@@ -1,0 +1,257 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+)
+
+// capBytes is the artifact cap the template deploys (MaxArtifactBytes).
+const capBytes = archive.DefaultMaxArtifactBytes
+
+// Keys the tests add to the example bucket.
+const (
+	atTheCapKey   = "skills/at-the-cap.zip"   // exactly capBytes: accepted, served within 6 MiB
+	overTheCapKey = "skills/over-the-cap.zip" // capBytes+1: rejected
+	misnamedKey   = "skills/misnamed.md"      // its frontmatter names another skill: rejected
+	shortLivedKey = "skills/short-lived.md"   // deleted after indexing: withdrawn
+)
+
+// bucketFiles is what an operator drops: the example bucket and the
+// test's own keys.
+func bucketFiles(t testing.TB) map[string][]byte {
+	t.Helper()
+	files := exampleFiles(t)
+	files[atTheCapKey] = zipOfSize(t, "at-the-cap", capBytes)
+	files[overTheCapKey] = zipOfSize(t, "over-the-cap", capBytes+1)
+	files[misnamedKey] = skillMD("someone-else", "Claims a name its key does not imply.")
+	files[shortLivedKey] = skillMD("short-lived", "Published, then deleted.")
+	return files
+}
+
+// exampleFiles is the example bucket `make run` serves: skill-md in both
+// forms, a zip, a tar.gz, sub-agents, a listing, and an agent-skills.yaml
+// with an authenticated skill and sub-agent.
+func exampleFiles(t testing.TB) map[string][]byte {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "examples", "bucket")
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read the example bucket: %v", err)
+	}
+	return files
+}
+
+func skillMD(name, description string) []byte {
+	return fmt.Appendf(nil, "---\nname: %s\ndescription: %s\n---\n# %s\n\nDo the thing.\n", name, description, name)
+}
+
+// zipOfSize returns a valid skill archive of exactly size bytes: SKILL.md
+// and a stored entry of incompressible (seeded pseudo-random, so
+// reproducible) padding, sized so that the archive lands on size. A stored
+// entry's archive bytes grow one for one with its content, so one probe
+// build gives the padding length.
+func zipOfSize(t testing.TB, name string, size int) []byte {
+	t.Helper()
+	build := func(pad int) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		modified := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, e := range []struct {
+			name   string
+			method uint16
+			body   []byte
+		}{
+			{"SKILL.md", zip.Deflate, skillMD(name, "An archive exactly at the artifact cap.")},
+			{"padding.bin", zip.Store, pseudoRandom(pad)},
+		} {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: e.method, Modified: modified})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(e.body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	b := build(size - len(build(0)))
+	if len(b) != size {
+		t.Fatalf("the %s archive is %d bytes, want %d", name, len(b), size)
+	}
+	return b
+}
+
+func pseudoRandom(n int) []byte {
+	b := make([]byte, n)
+	_, _ = mrand.NewChaCha8([32]byte{'s', 'k', 'i', 'l', 'l', 'd', 'r', 'o', 'p'}).Read(b) // never fails
+	return b
+}
+
+// sortedKeys returns the keys of files in order (the upload order).
+func sortedKeys(files map[string][]byte) []string {
+	keys := make([]string, 0, len(files))
+	for k := range files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// upload puts every file into bucket.
+func upload(t testing.TB, client *s3.Client, bucket string, files map[string][]byte) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range sortedKeys(files) {
+		if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(k), Body: bytes.NewReader(files[k])}); err != nil {
+			t.Fatalf("put s3://%s/%s: %v", bucket, k, err)
+		}
+	}
+}
+
+// remove deletes key from bucket.
+func remove(t testing.TB, client *s3.Client, bucket, key string) {
+	t.Helper()
+	if _, err := client.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err != nil {
+		t.Fatalf("delete s3://%s/%s: %v", bucket, key, err)
+	}
+}
+
+// watchedPrefixes are template.yaml's notification filters: the indexer's
+// own writes (blobs/, catalog/) never notify it.
+var watchedPrefixes = []string{"skills/", "listings/", "subagents/", "files/", "agent-skills.yaml"}
+
+// eventQueue routes bucket's notifications for the watched prefixes to a new
+// queue, the way moto can deliver them (it runs no Lambda code on a trigger).
+type eventQueue struct {
+	client *sqs.Client
+	url    string
+}
+
+func newEventQueue(t testing.TB, cfg aws.Config, bucket string) *eventQueue {
+	t.Helper()
+	url, arn := awstest.Queue(t, cfg)
+	var confs []s3types.QueueConfiguration
+	for i, p := range watchedPrefixes {
+		confs = append(confs, s3types.QueueConfiguration{
+			Id:       aws.String(fmt.Sprintf("skilldrop-%d", i)),
+			QueueArn: aws.String(arn),
+			Events:   []s3types.Event{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"},
+			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{
+				FilterRules: []s3types.FilterRule{{Name: s3types.FilterRuleNamePrefix, Value: aws.String(p)}},
+			}},
+		})
+	}
+	_, err := awstest.S3(cfg).PutBucketNotificationConfiguration(context.Background(), &s3.PutBucketNotificationConfigurationInput{
+		Bucket:                    aws.String(bucket),
+		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: confs},
+	})
+	if err != nil {
+		t.Fatalf("route the notifications of %s to a queue: %v", bucket, err)
+	}
+	return &eventQueue{client: sqs.NewFromConfig(cfg), url: url}
+}
+
+// receive returns the bodies of the queue's messages, in the order received,
+// until they hold records records (an s3:TestEvent holds none), and deletes
+// them from the queue.
+func (q *eventQueue) receive(t testing.TB, records int) [][]byte {
+	t.Helper()
+	ctx := context.Background()
+	var bodies [][]byte
+	got := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for got < records {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d event records from the emulator", got, records)
+		}
+		out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatalf("receive: %v", err)
+		}
+		for _, m := range out.Messages {
+			body := []byte(aws.ToString(m.Body))
+			p, err := indexer.DecodePayload(body)
+			if err != nil {
+				t.Fatalf("the emulator's message does not decode: %v\n%s", err, body)
+			}
+			got += len(p.Hints)
+			bodies = append(bodies, body)
+			if _, err := q.client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatalf("delete message: %v", err)
+			}
+		}
+	}
+	return bodies
+}
+
+// apiKeys is an API key and the SSM SecureString holding its hash, as the
+// operator creates it before deploying (deleted when the test ends).
+type apiKeys struct {
+	key       string
+	parameter string
+}
+
+func newAPIKeys(t testing.TB, cfg aws.Config) apiKeys {
+	t.Helper()
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	k := apiKeys{key: "sk-e2e-" + hex.EncodeToString(b[:]), parameter: "/" + awstest.Name(t, "skilldrop-e2e") + "/api-keys"}
+	client := ssm.NewFromConfig(cfg)
+	if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{
+		Name: aws.String(k.parameter), Value: aws.String(apikey.Hash(k.key)), Type: ssmtypes.ParameterTypeSecureString,
+	}); err != nil {
+		t.Fatalf("put the SecureString %s: %v", k.parameter, err)
+	}
+	t.Cleanup(func() {
+		if _, err := client.DeleteParameter(context.Background(), &ssm.DeleteParameterInput{Name: aws.String(k.parameter)}); err != nil {
+			t.Logf("cleanup: delete %s: %v", k.parameter, err)
+		}
+	})
+	return k
+}
+
+// metricNamespace is a CloudWatch namespace of the test's own.
+func metricNamespace(t testing.TB) string {
+	return "SkilldropE2E/" + awstest.Name(t, "ns")
+}
