@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
@@ -154,7 +155,10 @@ func invalidKey(key, what, name string, err error) *Error {
 	if se, ok := skillmd.AsError(err); ok {
 		msg = se.Msg
 	}
-	return &Error{Code: CodeInvalidKey, Entry: clip(key), Msg: fmt.Sprintf("the %s name %q: %s", what, clip(name), msg), Err: err}
+	if !strings.Contains(msg, strconv.Quote(name)) {
+		msg = strconv.Quote(clip(name)) + " " + msg
+	}
+	return &Error{Code: CodeInvalidKey, Entry: clip(key), Msg: fmt.Sprintf("the %s name it implies is invalid: %s", what, msg), Err: err}
 }
 
 // LocalKey reads a local file path the way the bucket contract reads keys,
@@ -166,7 +170,13 @@ func invalidKey(key, what, name string, err error) *Error {
 func LocalKey(p string, agent bool) (Key, error) {
 	clean := filepath.ToSlash(filepath.Clean(p))
 	dir, base := path.Split(clean)
-	for _, elem := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+	// The whole path counts, not only what was typed: `cd subagents &&
+	// skilldrop validate x.md` reads x.md as a sub-agent too.
+	full := clean
+	if abs, err := filepath.Abs(p); err == nil {
+		full = filepath.ToSlash(abs)
+	}
+	for _, elem := range strings.Split(path.Dir(full), "/") {
 		if elem == "subagents" {
 			agent = true
 		}

@@ -148,6 +148,26 @@ func TestLocalKeyBareSkillMDUsesTheWorkingDirectory(t *testing.T) {
 	}
 }
 
+func TestLocalKeyInsideSubagentsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "subagents")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	k, err := LocalKey("reviewer.md", false)
+	if err != nil || k.Kind != KindSubagent || k.Type != TypeAgentMD {
+		t.Fatalf("LocalKey(reviewer.md) inside subagents/ = %+v, %v; want a sub-agent", k, err)
+	}
+}
+
+func TestInvalidKeyNamesTheNameOnce(t *testing.T) {
+	_, err := ParseKey("skills/UPPER.md")
+	e, ok := AsError(err)
+	if !ok || e.Code != CodeInvalidKey || strings.Count(e.Error(), `"UPPER"`) != 1 {
+		t.Fatalf("error %v: want invalid_key naming \"UPPER\" once", err)
+	}
+}
+
 func FuzzParseKey(f *testing.F) {
 	for _, s := range []string{"skills/x.md", "skills/x/SKILL.md", "listings/a/skills/b.tgz", "subagents/r/agent.md", "skills/x/y", "files/a", "catalog/x"} {
 		f.Add(s)

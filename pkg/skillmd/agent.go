@@ -40,7 +40,7 @@ func ParseAgent(doc []byte) (*Agent, error) {
 		seen[f.key] = true
 		switch f.key {
 		case "name":
-			a.Name, err = str(f)
+			a.Name, err = scalar(f)
 		case "description":
 			a.Description, err = str(f)
 		case "tools":

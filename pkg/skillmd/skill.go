@@ -48,7 +48,7 @@ func ParseSkill(doc []byte) (*Skill, error) {
 		seen[f.key] = true
 		switch f.key {
 		case "name":
-			s.Name, err = str(f)
+			s.Name, err = scalar(f)
 		case "description":
 			s.Description, err = str(f)
 		case "license":

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -193,7 +194,7 @@ func Parse(doc []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fail("", "YAML: %s", clip(err.Error()))
+		return nil, fail("", "%s", yamlMessage(err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -501,6 +502,32 @@ func reserved(p, listing string) string {
 	}
 	return ""
 }
+
+// yamlMessage rewrites the YAML decoder's errors for operators: one line,
+// "unknown key" rather than Go type names, bounded.
+func yamlMessage(err error) string {
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "yaml:"))
+		if l == "" || l == "unmarshal errors:" {
+			continue
+		}
+		if m := unknownField.FindStringSubmatch(l); m != nil {
+			l = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
+		}
+		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
+	}
+	msg := strings.Join(lines, "; ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return "YAML: " + msg
+}
+
+var (
+	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry)\b`)
+)
 
 func nameMsg(err error) string {
 	var e *skillmd.Error

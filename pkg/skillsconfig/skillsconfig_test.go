@@ -171,6 +171,26 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
+func TestYAMLErrorsSpeakToOperators(t *testing.T) {
+	_, err := Parse([]byte("skills:\n  - name: a\n    colour: red\n    shade: dark\n"))
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Parse = %v", err)
+	}
+	for _, want := range []string{`line 3: unknown key "colour"`, `line 4: unknown key "shade"`} {
+		if !strings.Contains(e.Msg, want) {
+			t.Errorf("message %q lacks %q", e.Msg, want)
+		}
+	}
+	if strings.Contains(e.Msg, "raw") || strings.Contains(e.Msg, "skillsconfig") || strings.Contains(e.Msg, "\n") {
+		t.Errorf("message %q exposes Go names or spans lines", e.Msg)
+	}
+	_, err = Parse([]byte("skills:\n  - name: a\n    max_entries: many\n"))
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, "line 3") {
+		t.Errorf("type error = %v, want the line named", err)
+	}
+}
+
 func TestParseAcceptsEdgeCases(t *testing.T) {
 	for name, doc := range map[string]string{
 		"empty document":       "",
