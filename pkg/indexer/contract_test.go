@@ -3,6 +3,7 @@ package indexer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -119,6 +120,36 @@ func testInvalidKeysAreRejectedWhileTheyExist(t *testing.T, mk envMaker) {
 	}
 	if res := e.remove("skills/Not_A_Name.md"); len(res.Rejected) != 0 {
 		t.Fatalf("a deleted invalid key was rejected again: %s", dump(res))
+	}
+}
+
+// testControlByteInAKeyIsRejected drops a key holding a byte XML cannot
+// carry beside enough others that verify checks the round by listing: the
+// key is refused with a reason the operator sees, by a re-index and on its
+// own event alike, and nothing fails.
+func testControlByteInAKeyIsRejected(t *testing.T, mk envMaker) {
+	e := mk(t)
+	for i := range verifyByListing + 8 {
+		name := fmt.Sprintf("s%02d", i)
+		e.put("skills/"+name+".md", skillDoc(name, "1", "Fine."))
+	}
+	const odd = "skills/\x1bbad.md"
+	e.put(odd, skillDoc("bad", "1", "Odd key."))
+	// Gone before the store's own cleanup, whatever happens: awstest's
+	// listing of the bucket cannot read such a key.
+	t.Cleanup(func() { _ = e.st.Delete(context.Background(), odd) })
+	res := e.reindex()
+	if len(res.Published) != verifyByListing+8 || !slices.Equal(rejectionCodes(res), []string{artifact.CodeInvalidKey}) || res.Rejected[0].Key != odd {
+		t.Fatalf("result %s, want %d published and %q rejected as invalid_key", dump(res), verifyByListing+8, odd)
+	}
+	if got := e.status().Rejections; len(got) != 1 || got[0].Key != odd || got[0].Message == "" {
+		t.Fatalf("status %s", dump(got))
+	}
+	if res := e.reconcile(odd); len(res.Rejected) != 1 || !res.Rejected[0].Repeated {
+		t.Fatalf("the key's own event: %s, want the rejection, already recorded", dump(res))
+	}
+	if res := e.remove(odd); len(res.Rejected) != 0 {
+		t.Fatalf("a deleted odd key was rejected again: %s", dump(res))
 	}
 }
 

@@ -15,6 +15,7 @@ var suite = []struct {
 	{"KeysOutsideTheContract", testKeysOutsideTheContract},
 	{"FilesBesideASkillMDAreWarnedAbout", testFilesBesideASkillMDAreWarnedAbout},
 	{"InvalidKeysAreRejectedWhileTheyExist", testInvalidKeysAreRejectedWhileTheyExist},
+	{"ControlByteInAKeyIsRejected", testControlByteInAKeyIsRejected},
 	{"NameMustMatchTheKey", testNameMustMatchTheKey},
 	{"Versions", testVersions},
 	{"RejectionIsRecordedAuditedAndCounted", testRejectionIsRecordedAuditedAndCounted},

@@ -417,10 +417,13 @@ func layoutError(err error) error {
 
 func validKey(key string) bool { return checkKey(key) == nil }
 
-// checkKey accepts clean relative slash-separated paths that name the same
-// file on every system: no empty, "." or ".." element (so no leading or
-// trailing slash), no element starting with "." (the store's own), no
-// backslash, no control bytes, valid UTF-8, at most 1024 bytes.
+// checkKey accepts clean relative slash-separated paths: no empty, "." or
+// ".." element (so no leading or trailing slash), no element starting with
+// "." (the store's own), no backslash, no NUL, valid UTF-8, at most 1024
+// bytes. Other control bytes are accepted, as S3 accepts them: a key is the
+// operator's, and the bucket contract, not the store, decides what it
+// means, so the indexer can see such a key and say why it refuses it
+// rather than never learn it exists.
 func checkKey(key string) error {
 	switch {
 	case key == "":
@@ -433,10 +436,10 @@ func checkKey(key string) error {
 		return fmt.Errorf("%w %q: absolute", ErrInvalidKey, key)
 	}
 	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case c < 0x20 || c == 0x7f:
-			return fmt.Errorf("%w %q: control byte at %d", ErrInvalidKey, key, i)
-		case c == '\\':
+		switch key[i] {
+		case 0:
+			return fmt.Errorf("%w %q: NUL at %d", ErrInvalidKey, key, i)
+		case '\\':
 			return fmt.Errorf("%w %q: backslash at %d", ErrInvalidKey, key, i)
 		}
 	}

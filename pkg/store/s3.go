@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // S3 is a Store over one S3 bucket. Conditional writes are S3's own
@@ -132,8 +134,16 @@ func (s *S3) Put(ctx context.Context, key string, body []byte, opts PutOptions) 
 }
 
 // List implements Store, following ListObjectsV2's continuation tokens.
+//
+// It asks for URL-encoded keys: S3 accepts keys with bytes XML 1.0 cannot
+// carry (an ESC, say), and a listing holding one is otherwise an
+// unparseable response, so one odd key would make the whole bucket
+// unlistable. With the encoding, S3 encodes Key, Prefix, Delimiter and
+// StartAfter in the response (not the continuation token); only Key is
+// read here. Keys are decoded as query strings ('+' is a space), which is
+// how S3 encodes them and also undoes moto's %20.
 func (s *S3) List(ctx context.Context, prefix string) ([]Info, error) {
-	in := &s3.ListObjectsV2Input{Bucket: &s.bucket}
+	in := &s3.ListObjectsV2Input{Bucket: &s.bucket, EncodingType: types.EncodingTypeUrl}
 	if prefix != "" {
 		in.Prefix = &prefix
 	}
@@ -144,9 +154,18 @@ func (s *S3) List(ctx context.Context, prefix string) ([]Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list s3://%s/%s: %w", s.bucket, prefix, mapS3Error(err))
 		}
+		// An endpoint that ignores the parameter says so by leaving
+		// EncodingType out, and its keys are then as stored.
+		encoded := page.EncodingType == types.EncodingTypeUrl
 		for _, o := range page.Contents {
+			key := aws.ToString(o.Key)
+			if encoded {
+				if key, err = url.QueryUnescape(key); err != nil {
+					return nil, fmt.Errorf("list s3://%s/%s: key %q is not URL-encoded: %w", s.bucket, prefix, aws.ToString(o.Key), err)
+				}
+			}
 			infos = append(infos, Info{
-				Key:          aws.ToString(o.Key),
+				Key:          key,
 				ETag:         aws.ToString(o.ETag),
 				Size:         aws.ToInt64(o.Size),
 				LastModified: aws.ToTime(o.LastModified),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ type fakeAnswer struct {
 	status int
 	header map[string]string
 	code   string // S3 XML error code; none for HEAD-style empty bodies
+	body   string // an XML body for a success (with code unset)
 }
 
 func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +48,11 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	if a.code == "" {
+		if a.body != "" {
+			w.Header().Set("Content-Type", "application/xml")
+		}
 		w.WriteHeader(a.status)
+		_, _ = io.WriteString(w, a.body)
 		return
 	}
 	w.Header().Set("Content-Type", "application/xml")
@@ -212,5 +218,62 @@ func TestS3SendsConditionsPathStyle(t *testing.T) {
 				t.Errorf("request asks for response checksums (%q), which makes the SDK log per GET when there are none", r.Header.Get("X-Amz-Checksum-Mode"))
 			}
 		})
+	}
+}
+
+// listPage is a ListObjectsV2 answer holding keys as given (already
+// encoded when encoding is "url").
+func listPage(encoding string, keys ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+	b.WriteString(`<Name>skilldrop-fake</Name><Prefix>skills%2F</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>`)
+	if encoding != "" {
+		b.WriteString("<EncodingType>" + encoding + "</EncodingType>")
+	}
+	for _, k := range keys {
+		fmt.Fprintf(&b, `<Contents><Key>%s</Key><LastModified>2026-01-02T03:04:05.000Z</LastModified><ETag>&quot;e&quot;</ETag><Size>1</Size></Contents>`, k)
+	}
+	b.WriteString("</ListBucketResult>")
+	return b.String()
+}
+
+// TestS3ListDecodesURLEncodedKeys pins the listing's encoding: a key with a
+// byte XML cannot carry must not make the bucket unlistable, so List asks
+// for URL-encoded keys and decodes them as S3 encodes them ('+' for a
+// space, moto's %20 too); an endpoint that ignores the request says so by
+// answering without EncodingType, and its keys are taken as they are.
+func TestS3ListDecodesURLEncodedKeys(t *testing.T) {
+	cases := []struct {
+		name string
+		page string
+		want []string
+	}{
+		{"S3's encoding", listPage("url", "skills/%1Bbad.md", "skills/a+b%2Bc.md", "skills/%C3%A9%25.md"),
+			[]string{"skills/\x1bbad.md", "skills/a b+c.md", "skills/é%.md"}},
+		{"moto's encoding", listPage("url", "skills/a%20b%2Bc.md"), []string{"skills/a b+c.md"}},
+		{"an endpoint that does not encode", listPage("", "skills/a+b%2Bc.md"), []string{"skills/a+b%2Bc.md"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, f := newFakeS3(t, map[string]fakeAnswer{"GET /skilldrop-fake": {status: 200, body: tc.page}})
+			infos, err := s.List(t.Context(), "skills/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range infos {
+				got = append(got, in.Key)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("List = %q, want %q", got, tc.want)
+			}
+			if q := f.last().URL.Query(); q.Get("encoding-type") != "url" || q.Get("prefix") != "skills/" {
+				t.Errorf("request query %v, want encoding-type=url and prefix=skills/", q)
+			}
+		})
+	}
+	s, _ := newFakeS3(t, map[string]fakeAnswer{"GET /skilldrop-fake": {status: 200, body: listPage("url", "skills/%zz.md")}})
+	if _, err := s.List(t.Context(), ""); err == nil {
+		t.Error("List accepted a key that is not URL-encoded although the answer says it is")
 	}
 }
