@@ -440,3 +440,18 @@ func TestValidateForeseesTheCatalogsDecision(t *testing.T) {
 		t.Fatal("Validate wrote the catalog")
 	}
 }
+
+// TestConfigPathTheStoreCannotHoldIsMissing: a path: a local directory
+// store cannot hold (a dot element) names no bytes: the entry is refused as
+// missing_file, and the invocation does not fail (a retry would fail the
+// same way forever).
+func TestConfigPathTheStoreCannotHoldIsMissing(t *testing.T) {
+	e := newEnv(t)
+	res := e.config("skills:\n  - name: dotted\n    type: skill-md\n    path: files/.dotted.md\n")
+	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeMissingFile}) {
+		t.Fatalf("codes %v, want missing_file; %s", got, dump(res))
+	}
+	if res := e.reindex(); !slices.Equal(rejectionCodes(res), []string{CodeMissingFile}) {
+		t.Fatalf("re-index: %s", dump(res))
+	}
+}

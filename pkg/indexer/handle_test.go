@@ -248,3 +248,33 @@ func TestReindexOfAnEmptyBucketWritesAnEmptyCatalog(t *testing.T) {
 		t.Fatalf("a second re-index of the empty bucket wrote again: %s", dump(res))
 	}
 }
+
+// TestHandleIgnoresKeysTheStoreCannotHold: an event can name a key the
+// local directory store refuses (a ".." or dot element, a backslash). No
+// object can exist under it, so the hint is ignored with a log line; an
+// error would make Lambda retry the event forever.
+func TestHandleIgnoresKeysTheStoreCannotHold(t *testing.T) {
+	keys := []string{
+		"listings/../skills/x.md",
+		"skills/x/../../agent-skills.yaml",
+		"skills/.hidden.md",
+		`skills/a\b.md`,
+		"subagents/x\x00.md",
+	}
+	for _, key := range keys {
+		t.Run(key, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.Bucket = "b" })
+			e.put("skills/x.md", skillDoc("x", "1", "Untouched."))
+			res, err := e.invoke(motoRecord("b", key, "ObjectCreated:Put"))
+			if err != nil {
+				t.Fatalf("Handle failed: %v", err)
+			}
+			if !slices.Contains(res.Ignored, key) || len(res.Published)+len(res.Rejected)+len(res.Withdrawn) != 0 {
+				t.Fatalf("result %s, want %q ignored and nothing else", dump(res), key)
+			}
+			if !strings.Contains(e.logs.String(), "the store cannot hold") {
+				t.Fatalf("no log line about the ignored key:\n%s", e.logs.String())
+			}
+		})
+	}
+}

@@ -62,6 +62,25 @@ func (pr *prepared) fail(err error) {
 	pr.errs = append(pr.errs, err)
 }
 
+func (pr *prepared) ignore(key string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.ignored = append(pr.ignored, key)
+}
+
+// unholdable reports whether err is the store refusing key itself (a ".."
+// or dot element, a backslash in a local directory). No object can exist
+// under such a key, so the key is ignored with a log line: an event naming
+// it must never fail the invocation, which Lambda would retry forever.
+func (ix *Indexer) unholdable(ctx context.Context, key string, err error, pr *prepared) bool {
+	if !errors.Is(err, store.ErrInvalidKey) {
+		return false
+	}
+	ix.log.WarnContext(ctx, "ignoring a key the store cannot hold", "key", key, "error", err.Error())
+	pr.ignore(key)
+	return true
+}
+
 func (pr *prepared) reject(r rejection) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -385,6 +404,8 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 	lim := ix.limitsFor(pr.plan.cfg.Touches(t.Kind, t.Listing, t.Name))
 	data, info, err := store.ReadAll(ctx, ix.store, k.Key, lim.MaxArtifactBytes)
 	switch {
+	case ix.unholdable(ctx, k.Key, err, pr):
+		return
 	case errors.Is(err, store.ErrNotFound):
 		pr.observe(k.Key, observation{})
 		pr.addAbsence(absence{source: k.Key})
@@ -421,6 +442,8 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 func (ix *Indexer) prepareHead(ctx context.Context, key string, pr *prepared) {
 	info, err := ix.store.Head(ctx, key)
 	switch {
+	case ix.unholdable(ctx, key, err, pr):
+		return
 	case errors.Is(err, store.ErrNotFound):
 		pr.observe(key, observation{})
 		pr.warn(key, nil)
@@ -459,7 +482,9 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 	case ce.FilePath != "":
 		b, info, err := store.ReadAll(ctx, ix.store, ce.FilePath, lim.MaxArtifactBytes)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
+			// A path the store cannot hold (a dot element in a local
+			// directory) can hold no bytes either.
 			pr.observe(ce.FilePath, observation{})
 			pr.addAbsence(absence{source: catalog.ConfigSource, config: &t})
 			rejectAs(ce.FilePath, CodeMissingFile, ce.FilePath+" does not exist", digest.Digest{})

@@ -40,8 +40,8 @@ func (ix *Indexer) verify(ctx context.Context, seen map[string]observation) ([]s
 		for key := range seen {
 			info, err := ix.store.Head(ctx, key)
 			switch {
-			case errors.Is(err, store.ErrNotFound):
-				now[key] = observation{}
+			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
+				now[key] = observation{} // as prepare read it: nothing there
 			case err != nil:
 				errs = append(errs, fmt.Errorf("verify %s: %w", key, err))
 				now[key] = seen[key] // unknown: do not loop on it
