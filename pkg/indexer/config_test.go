@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -359,6 +360,55 @@ func testExternalEntries(t *testing.T, mk envMaker) {
 				t.Fatalf("entry %s", dump(en))
 			}
 		})
+	}
+}
+
+// testADifferentFetchFailureIsNews: a fetch_failed has no bytes to tell
+// one from another, so a repeat is the same failure (same message: URL and
+// cause); a config moving from a URL that answers 404 to one that answers
+// 500 is news, recorded, audited and counted again.
+func testADifferentFetchFailureIsNews(t *testing.T, mk envMaker) {
+	srv, _ := tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/broken.md" {
+			http.Error(w, "broken", http.StatusInternalServerError)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	entry := func(path, description string) string {
+		return fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n    description: %s\n", srv.URL, path, description)
+	}
+	steps := []struct {
+		name     string
+		yaml     string
+		repeated bool
+		status   string // in the newest rejection's message
+	}{
+		{"a URL that answers 404", entry("/missing.md", "One."), false, "status 404"},
+		{"the same failure after an unrelated edit", entry("/missing.md", "Two."), true, "status 404"},
+		{"a URL that answers 500", entry("/broken.md", "Two."), false, "status 500"},
+		{"back to the 404", entry("/missing.md", "Two."), false, "status 404"},
+	}
+	for i, s := range steps {
+		res := e.config(s.yaml)
+		if len(res.Rejected) != 1 || res.Rejected[0].Code != CodeFetchFailed || res.Rejected[0].Repeated != s.repeated {
+			t.Fatalf("%s: result %s, want one fetch_failed, repeated %v", s.name, dump(res), s.repeated)
+		}
+		st := e.status()
+		if !strings.Contains(st.Rejections[0].Message, s.status) {
+			t.Fatalf("%s: the newest rejection says %q, want %q", s.name, st.Rejections[0].Message, s.status)
+		}
+		fresh := 0
+		for _, s := range steps[:i+1] {
+			if !s.repeated {
+				fresh++
+			}
+		}
+		if len(st.Rejections) != fresh || len(e.audits()) != fresh || e.metrics.Total(obs.UploadRejected) != fresh {
+			t.Fatalf("%s: %d recorded, %d audited, %d counted; want %d each",
+				s.name, len(st.Rejections), len(e.audits()), e.metrics.Total(obs.UploadRejected), fresh)
+		}
 	}
 }
 

@@ -185,7 +185,7 @@ type Rejection struct {
 	Message string        `json:"message"`
 	Name    string        `json:"name,omitempty"`
 	Digest  digest.Digest `json:"digest,omitzero"`
-	// Repeated is set when the same rejection (key, code and bytes) was
+	// Repeated is set when the same rejection (key, code, bytes and message) was
 	// already the newest recorded for the key, as on a redelivered event:
 	// it is not recorded, audited or counted again.
 	Repeated bool `json:"repeated,omitempty"`

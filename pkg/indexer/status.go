@@ -98,7 +98,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 // record writes the invocation's rejections and warnings to the status
 // document in one update, then audits and counts the rejections that were
 // recorded. A rejection equal to the newest one recorded for its key (same
-// code and bytes, and nothing published from the key since) is a
+// code, bytes and message, and nothing published from the key since) is a
 // redelivery: it is reported in the result as Repeated and nothing else.
 func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
 	if len(rec.rejections) == 0 && len(rec.warnings) == 0 {
@@ -156,10 +156,17 @@ func publicRejection(r rejection, repeated bool) Rejection {
 	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Repeated: repeated}
 }
 
-// repeated reports whether r is already the newest rejection of its key.
+// repeated reports whether r is already the newest rejection of its key:
+// the same code, bytes and message. The bytes (digest, or ETag when they
+// could not be read) tell two drops apart; the message tells apart
+// rejections that have no bytes of their own (a fetch_failed for a URL
+// that answered 404, then another that answers 500) and the same bytes
+// refused for another reason. Validation messages are a function of the
+// bytes, the config and the catalog (never of the clock), so a redelivery
+// repeats them; a fetch's names the URL and the cause.
 func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
 	prev := st.LatestRejection(r.Key, r.Name)
-	if prev == nil || prev.Code != r.Code {
+	if prev == nil || prev.Code != r.Code || prev.Message != r.Message {
 		return false
 	}
 	switch {

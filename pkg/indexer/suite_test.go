@@ -32,6 +32,7 @@ var suite = []struct {
 	{"ConfigCapsApplyAtValidation", testConfigCapsApplyAtValidation},
 	{"Listings", testListings},
 	{"ExternalEntries", testExternalEntries},
+	{"ADifferentFetchFailureIsNews", testADifferentFetchFailureIsNews},
 	{"PinnedExternalEntryIsNeverFetched", testPinnedExternalEntryIsNeverFetched},
 	{"ConfigRedeliveryWritesNothing", testConfigRedeliveryWritesNothing},
 	{"HandleEventShapes", testHandleEventShapes},
