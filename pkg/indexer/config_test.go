@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -409,6 +410,78 @@ func testADifferentFetchFailureIsNews(t *testing.T, mk envMaker) {
 			t.Fatalf("%s: %d recorded, %d audited, %d counted; want %d each",
 				s.name, len(st.Rejections), len(e.audits()), e.metrics.Total(obs.UploadRejected), fresh)
 		}
+	}
+}
+
+// testExternalFetchFollowsOnlyHTTPSRedirects: the config promises https,
+// so a redirect to plain http is refused before it is requested, https
+// redirects are followed a bounded number of times, and the final answer's
+// status decides.
+func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
+	doc := skillDoc("ext", "1", "Fetched.")
+	plain, plainHits := func() (*httptest.Server, *atomic.Int64) {
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Add(1)
+			_, _ = w.Write(doc)
+		}))
+		t.Cleanup(srv.Close)
+		return srv, &n
+	}()
+	var srv *httptest.Server
+	srv, _ = tlsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/ext.md":
+			_, _ = w.Write(doc)
+		case p == "/to-http.md":
+			http.Redirect(w, r, plain.URL+"/ext.md", http.StatusFound)
+		case p == "/to-https.md":
+			http.Redirect(w, r, srv.URL+"/ext.md", http.StatusMovedPermanently)
+		case p == "/to-404.md":
+			http.Redirect(w, r, srv.URL+"/nothing.md", http.StatusFound)
+		case strings.HasPrefix(p, "/hop/"):
+			n, _ := strconv.Atoi(strings.TrimPrefix(p, "/hop/"))
+			if n == 0 {
+				_, _ = w.Write(doc)
+				return
+			}
+			http.Redirect(w, r, fmt.Sprintf("%s/hop/%d", srv.URL, n-1), http.StatusTemporaryRedirect)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	tests := []struct {
+		name string
+		path string
+		code string // "": published
+		msg  string
+	}{
+		{"an https redirect is followed", "/to-https.md", "", ""},
+		{"a few https redirects are followed", fmt.Sprintf("/hop/%d", maxFetchRedirects), "", ""},
+		{"a redirect to plain http is refused", "/to-http.md", CodeFetchFailed, "only https"},
+		{"too many redirects", fmt.Sprintf("/hop/%d", maxFetchRedirects+1), CodeFetchFailed, "redirects"},
+		{"the final status counts", "/to-404.md", CodeFetchFailed, "status 404"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+			res := e.drop(skillsconfig.Key, []byte(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n", srv.URL, tt.path)))
+			if tt.code == "" {
+				if en := e.live(catalog.KindSkill, "ext"); !en.LatestVersion().Digest.Verify(doc) {
+					t.Fatalf("entry %s", dump(en))
+				}
+				return
+			}
+			if got := rejectionCodes(res); !slices.Equal(got, []string{tt.code}) || !strings.Contains(res.Rejected[0].Message, tt.msg) {
+				t.Fatalf("result %s, want %s mentioning %q", dump(res), tt.code, tt.msg)
+			}
+			if en := e.skill("ext"); en != nil && en.Live() {
+				t.Fatalf("published despite the refusal: %s", dump(en))
+			}
+		})
+	}
+	if n := plainHits.Load(); n != 0 {
+		t.Fatalf("the plain http server was asked %d times", n)
 	}
 }
 

@@ -62,7 +62,8 @@ type Config struct {
 	Logger  *slog.Logger   // nil: discard
 	Limits  archive.Limits // service-wide caps; zero fields are the defaults
 	// HTTPClient fetches external URLs of agent-skills.yaml entries (nil:
-	// a client of its own); FetchTimeout bounds one fetch.
+	// a client of its own); the indexer uses a copy with its own redirect
+	// policy (https only, a few hops). FetchTimeout bounds one fetch.
 	HTTPClient   *http.Client
 	FetchTimeout time.Duration
 	// Now is the clock for publish, withdrawal and rejection times (nil: time.Now).
@@ -114,9 +115,13 @@ func New(cfg Config) (*Indexer, error) {
 	if ix.log == nil {
 		ix.log = slog.New(slog.DiscardHandler)
 	}
-	if ix.http == nil {
-		ix.http = &http.Client{}
+	// A copy, so the caller's client keeps its own redirect policy.
+	hc := http.Client{}
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
 	}
+	hc.CheckRedirect = fetchRedirects
+	ix.http = &hc
 	if ix.fetchTimeout <= 0 {
 		ix.fetchTimeout = DefaultFetchTimeout
 	}

@@ -584,13 +584,36 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 	return artifact.FormatZip
 }
 
-// fetch reads an external URL once: bounded in time and size, 200 only.
+// maxFetchRedirects bounds the redirects one fetch follows.
+const maxFetchRedirects = 5
+
+// fetchRedirects is the redirect policy of external fetches. The config
+// requires https, so a redirect to anything else is refused before it is
+// requested: following a 302 to http:// would publish bytes anyone on the
+// path could have changed. https redirects are followed (release downloads
+// and raw links commonly redirect to a CDN), a few at most.
+func fetchRedirects(req *http.Request, via []*http.Request) error {
+	if req.URL.Scheme != "https" {
+		return fmt.Errorf("redirected to %s: only https is fetched", req.URL.Redacted())
+	}
+	if len(via) > maxFetchRedirects {
+		return fmt.Errorf("more than %d redirects", maxFetchRedirects)
+	}
+	return nil
+}
+
+// fetch reads an external URL once: https only, redirects as
+// fetchRedirects allows, bounded in time and size, and the final answer
+// must be 200.
 func (ix *Indexer) fetch(ctx context.Context, url string, limit int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, ix.fetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", url, err)
+	}
+	if req.URL.Scheme != "https" {
+		return nil, fmt.Errorf("fetch %s: only https is fetched", url)
 	}
 	resp, err := ix.http.Do(req)
 	if err != nil {

@@ -33,6 +33,7 @@ var suite = []struct {
 	{"Listings", testListings},
 	{"ExternalEntries", testExternalEntries},
 	{"ADifferentFetchFailureIsNews", testADifferentFetchFailureIsNews},
+	{"ExternalFetchFollowsOnlyHTTPSRedirects", testExternalFetchFollowsOnlyHTTPSRedirects},
 	{"PinnedExternalEntryIsNeverFetched", testPinnedExternalEntryIsNeverFetched},
 	{"ConfigRedeliveryWritesNothing", testConfigRedeliveryWritesNothing},
 	{"HandleEventShapes", testHandleEventShapes},
