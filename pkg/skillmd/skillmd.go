@@ -87,7 +87,7 @@ func ValidateName(name string) error {
 }
 
 // ValidateVersion checks a version label: 1–64 letters, digits, '.', '-' or
-// '+'; "latest" is reserved.
+// '+', starting with a letter or digit; "latest" is reserved.
 func ValidateVersion(v string) error {
 	if v == "" || len(v) > MaxVersionLen {
 		return fail(CodeInvalidVersion, "version", "must be 1 to %d characters, got %d", MaxVersionLen, len(v))
@@ -97,6 +97,11 @@ func ValidateVersion(v string) error {
 		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '-' && c != '+' {
 			return fail(CodeInvalidVersion, "version", "%q: only letters, digits, '.', '-' and '+' are allowed", clip(v))
 		}
+	}
+	if c := v[0]; (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+		// A label is a URL path segment (/api/v1/skills/<name>/<version>/…):
+		// ".", ".." or a leading dot or sign would be resolved away or hidden.
+		return fail(CodeInvalidVersion, "version", "%q must start with a letter or digit", clip(v))
 	}
 	if strings.EqualFold(v, "latest") {
 		return fail(CodeReservedVersion, "version", "%q is reserved: it names the newest version", v)

@@ -160,7 +160,7 @@ func TestValidateVersion(t *testing.T) {
 			t.Errorf("ValidateVersion(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "latest", "LATEST", "1 0", "1/0", "..%2f", strings.Repeat("9", 65), "1_0", "é"} {
+	for _, bad := range []string{".", "..", ".hidden", "-1", "+build", "", "latest", "LATEST", "1 0", "1/0", "..%2f", strings.Repeat("9", 65), "1_0", "é"} {
 		if err := ValidateVersion(bad); err == nil {
 			t.Errorf("ValidateVersion(%q) accepted", bad)
 		}
