@@ -154,10 +154,12 @@ func (s *Server) serveCheckUpdates(w http.ResponseWriter, r *http.Request, rq *r
 }
 
 // jsonContentType is lenient about what announces a JSON body: none at
-// all, application/json, text/json, any application/…+json, and
-// text/plain (what browsers' fetch sends a string body as). Parameters such
-// as charset are ignored. Form and multipart bodies are refused with a
-// clear 415 rather than parsed as something they are not.
+// all, application/json, text/json, any application/…+json, text/plain
+// (what browsers' fetch sends a string body as) and
+// application/x-www-form-urlencoded (what `curl -d` sends by default); the
+// body must parse as JSON whatever it claims, and the route has no side
+// effects for a forged cross-site post to abuse. Parameters such as charset
+// are ignored. Multipart bodies are refused with a clear 415.
 func jsonContentType(ct string) bool {
 	if strings.TrimSpace(ct) == "" {
 		return true
@@ -167,7 +169,7 @@ func jsonContentType(ct string) bool {
 		return false
 	}
 	switch {
-	case mt == "application/json", mt == "text/json", mt == "text/plain":
+	case mt == "application/json", mt == "text/json", mt == "text/plain", mt == "application/x-www-form-urlencoded":
 		return true
 	case strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
 		return true
