@@ -10,6 +10,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -87,6 +88,63 @@ func testKeysOutsideTheContract(t *testing.T, mk envMaker) {
 			}
 			if n := len(e.catalog().Skills); n != 0 {
 				t.Fatalf("%d skills published from %s", n, tt.key)
+			}
+		})
+	}
+}
+
+// testDropsInNoFormOfTheContractAreReported: a key under skills/,
+// listings/ or subagents/ in none of the contract's forms never disappears
+// silently. A file is refused with the forms it could have had; a file in
+// a folder that is no skill or sub-agent folder is warned about. Both last
+// only while the key exists.
+func testDropsInNoFormOfTheContractAreReported(t *testing.T, mk envMaker) {
+	tests := []struct {
+		key     string
+		code    string // a rejection with this code…
+		warning string // …or a status warning holding this
+	}{
+		{"skills/foo.MD", artifact.CodeUnsupportedFile, ""},
+		{"skills/bar.tar", artifact.CodeUnsupportedFile, ""},
+		{"skills/noextension", artifact.CodeUnsupportedFile, ""},
+		{"listings/partner-a/skills/x.rar", artifact.CodeUnsupportedFile, ""},
+		{"listings/partner-a/x.md", artifact.CodeUnsupportedFile, ""},
+		{"subagents/ag.txt", artifact.CodeUnsupportedFile, ""},
+		{"subagents/ag/notes.md", "", "subagents/ag/agent.md"},
+		{"skills/Not A Folder/notes.txt", "", "not in a skill folder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			e := mk(t)
+			e.put(tt.key, skillDoc("x", "1", "Somewhere odd."))
+			res := e.reindex()
+			st := e.status()
+			if tt.code != "" {
+				if !slices.Equal(rejectionCodes(res), []string{tt.code}) || res.Rejected[0].Key != tt.key {
+					t.Fatalf("result %s, want %s rejected as %s", dump(res), tt.key, tt.code)
+				}
+				msg := res.Rejected[0].Message
+				if !strings.Contains(msg, "<name>.md") || !strings.Contains(msg, "want") {
+					t.Fatalf("message %q does not name the accepted forms", msg)
+				}
+				if len(st.Rejections) != 1 || st.Rejections[0].Key != tt.key || len(e.audits()) != 1 || e.metrics.Total(obs.UploadRejected) != 1 {
+					t.Fatalf("status %s, %d audits, %d metrics: want it recorded, audited and counted once", dump(st), len(e.audits()), e.metrics.Total(obs.UploadRejected))
+				}
+			} else {
+				if w := st.Warnings[tt.key]; len(res.Rejected) != 0 || len(w) != 1 || !strings.Contains(w[0], tt.warning) {
+					t.Fatalf("result %s, warnings %q: want one warning with %q", dump(res), w, tt.warning)
+				}
+			}
+			if c := e.catalog(); len(c.Skills)+len(c.Subagents) != 0 {
+				t.Fatalf("published from %s: %s", tt.key, dump(c))
+			}
+			// While it stays, its own event repeats nothing; once deleted, it is forgotten.
+			if res := e.reconcile(tt.key); len(res.Rejected) > 0 && !res.Rejected[0].Repeated {
+				t.Fatalf("a redelivery was news: %s", dump(res))
+			}
+			res = e.remove(tt.key)
+			if len(res.Rejected) != 0 || e.status().Warnings[tt.key] != nil {
+				t.Fatalf("after the deletion: result %s, warnings %q", dump(res), e.status().Warnings[tt.key])
 			}
 		})
 	}
@@ -175,5 +233,60 @@ func testNameMustMatchTheKey(t *testing.T, mk envMaker) {
 				t.Fatalf("published despite the mismatch: %s", dump(c))
 			}
 		})
+	}
+}
+
+// TestContractMiss pins which keys in no form of the contract are refused,
+// warned about or ignored, including the ones no store of the suite can
+// hold (folder markers, dot-files).
+func TestContractMiss(t *testing.T) {
+	const (
+		rejected = "rejected"
+		warned   = "warned"
+		ignored  = "ignored"
+	)
+	tests := []struct {
+		key  string
+		want string
+	}{
+		{"skills/foo.MD", rejected},
+		{"skills/x.tar", rejected},
+		{"listings/l/x.md", rejected},
+		{"listings/l", rejected},
+		{"listings/l/skills/x.7z", rejected},
+		{"subagents/x.txt", rejected},
+		{"subagents/x/README.md", warned},
+		{"skills/Bad/x.txt", warned},
+		{"skills//x.md", warned},
+		{"skills/", ignored},
+		{"skills/x/", ignored},
+		{"listings/l/skills/", ignored},
+		{"subagents/", ignored},
+		{"Skills/foo.md", ignored},
+		{"other/x", ignored},
+		{"files/x.md", ignored},
+	}
+	for _, tt := range tests {
+		code, msg, warning := contractMiss(tt.key)
+		got := ignored
+		switch {
+		case code != "" && msg != "" && warning == "":
+			got = rejected
+		case code == "" && msg == "" && warning != "":
+			got = warned
+		case code != "" || msg != "" || warning != "":
+			got = "inconsistent"
+		}
+		if got != tt.want {
+			t.Errorf("contractMiss(%q) = %q, %q, %q: %s, want %s", tt.key, code, msg, warning, got, tt.want)
+		}
+	}
+	for key, want := range map[string]bool{
+		"skills/.DS_Store": true, "skills/x/._SKILL.md": true, ".gitkeep": true, "subagents/.x/agent.md": true,
+		"skills/x.md": false, "skills/../x.md": false, "skills/./x.md": false, "skills/x..md": false,
+	} {
+		if hidden(key) != want {
+			t.Errorf("hidden(%q) = %v, want %v", key, !want, want)
+		}
 	}
 }

@@ -257,7 +257,7 @@ func TestHandleIgnoresKeysTheStoreCannotHold(t *testing.T) {
 	keys := []string{
 		"listings/../skills/x.md",
 		"skills/x/../../agent-skills.yaml",
-		"skills/.hidden.md",
+		"skills/a/./b.md",
 		`skills/a\b.md`,
 		"subagents/x\x00.md",
 	}

@@ -217,6 +217,11 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 				continue
 			}
 			done[key] = true
+			if hidden(key) {
+				ix.log.DebugContext(ctx, "ignoring a hidden key", "key", key)
+				pr.ignored = append(pr.ignored, key)
+				continue
+			}
 			k, err := artifact.ParseKey(key)
 			if err != nil {
 				heads = append(heads, key) // an invalid key is reported only while it exists
@@ -239,6 +244,12 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 			case artifact.KindBeside:
 				heads = append(heads, key)
 			case artifact.KindConfig:
+			case artifact.KindIgnored:
+				if code, _, warning := contractMiss(key); code != "" || warning != "" {
+					heads = append(heads, key)
+					continue
+				}
+				pr.ignored = append(pr.ignored, key)
 			default:
 				pr.ignored = append(pr.ignored, key)
 			}
@@ -437,8 +448,8 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 }
 
 // prepareHead handles keys that are only reported while they exist: files
-// beside a SKILL.md (a warning) and keys the contract cannot accept (a
-// rejection).
+// beside a SKILL.md or in no skill folder (a warning), and keys the contract
+// cannot accept (a rejection: an invalid implied name, or none of its forms).
 func (ix *Indexer) prepareHead(ctx context.Context, key string, pr *prepared) {
 	info, err := ix.store.Head(ctx, key)
 	switch {
@@ -459,7 +470,16 @@ func (ix *Indexer) prepareHead(ctx context.Context, key string, pr *prepared) {
 		pr.reject(rejection{Key: key, Code: code, Message: msg, ETag: info.ETag})
 		return
 	}
-	pr.warn(key, []string{besideWarning(k)})
+	if k.Kind == artifact.KindBeside {
+		pr.warn(key, []string{besideWarning(k)})
+		return
+	}
+	code, msg, warning := contractMiss(key)
+	if code != "" {
+		pr.reject(rejection{Key: key, Code: code, Message: msg, ETag: info.ETag})
+		return
+	}
+	pr.warn(key, []string{warning})
 }
 
 // prepareConfigEntry prepares the bytes of a config entry that defines

@@ -1,6 +1,8 @@
 package indexer
 
 import (
+	"strings"
+
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -99,4 +101,62 @@ func besideWarning(k artifact.Key) string {
 	}
 	return "ignored: a skill folder publishes only its SKILL.md (" + folder + "/SKILL.md); " +
 		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
+}
+
+// hidden reports whether a path element of key starts with a dot: .DS_Store,
+// AppleDouble "._x.md" files and .gitkeep that folder uploads bring along.
+// They are ignored, neither published nor refused, as the local directory
+// store hides them and `skilldrop publish` leaves them out of an archive.
+func hidden(key string) bool {
+	for elem := range strings.SplitSeq(key, "/") {
+		if strings.HasPrefix(elem, ".") && elem != "." && elem != ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// The forms the bucket contract accepts, for the messages of keys that
+// miss them.
+const (
+	skillForms    = "<name>.md, <name>.zip, <name>.tar.gz, <name>.tgz or <name>/SKILL.md"
+	subagentForms = "subagents/<name>.md or subagents/<name>/agent.md"
+	nameRule      = "<name>: lowercase letters, digits and single hyphens"
+)
+
+// contractMiss judges a key under a prefix of the bucket contract that is
+// in none of its forms (artifact.ParseKey's KindIgnored): a file is
+// refused with a code and a message naming the forms, so a drop never
+// disappears silently; a file inside a folder that is not a skill or
+// sub-agent folder gets a status warning instead, as files beside a
+// SKILL.md do. All empty: ignored (folder markers, and keys outside the
+// contract's prefixes, which the bucket's notifications do not cover).
+func contractMiss(key string) (code, msg, warning string) {
+	switch {
+	case strings.HasSuffix(key, "/"):
+		return "", "", "" // a folder marker, as the S3 console creates
+	case strings.HasPrefix(key, "skills/"):
+		return skillMiss("skills/", key[len("skills/"):])
+	case strings.HasPrefix(key, "listings/"):
+		listing, rest, _ := strings.Cut(key[len("listings/"):], "/")
+		if r, ok := strings.CutPrefix(rest, "skills/"); ok {
+			return skillMiss("listings/"+listing+"/skills/", r)
+		}
+		return artifact.CodeUnsupportedFile, "not a listing key: want listings/<listing>/skills/ followed by " + skillForms + " (" + nameRule + ")", ""
+	case strings.HasPrefix(key, "subagents/"):
+		if folder, _, inFolder := strings.Cut(key[len("subagents/"):], "/"); inFolder {
+			return "", "", "ignored: a sub-agent folder publishes only its agent.md (subagents/" + folder + "/agent.md)"
+		}
+		return artifact.CodeUnsupportedFile, "not a sub-agent key: want " + subagentForms + " (" + nameRule + ")", ""
+	}
+	return "", "", ""
+}
+
+// skillMiss is contractMiss for what follows a skills/ prefix.
+func skillMiss(prefix, rest string) (code, msg, warning string) {
+	if _, _, inFolder := strings.Cut(rest, "/"); inFolder {
+		return "", "", "ignored: not in a skill folder (" + prefix + "<name>/SKILL.md, " + nameRule + "); " +
+			"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
+	}
+	return artifact.CodeUnsupportedFile, "not a skill key: want " + prefix + " followed by " + skillForms + " (" + nameRule + ")", ""
 }

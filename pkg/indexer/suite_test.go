@@ -13,6 +13,7 @@ var suite = []struct {
 }{
 	{"BucketContract", testBucketContract},
 	{"KeysOutsideTheContract", testKeysOutsideTheContract},
+	{"DropsInNoFormOfTheContractAreReported", testDropsInNoFormOfTheContractAreReported},
 	{"FilesBesideASkillMDAreWarnedAbout", testFilesBesideASkillMDAreWarnedAbout},
 	{"InvalidKeysAreRejectedWhileTheyExist", testInvalidKeysAreRejectedWhileTheyExist},
 	{"ControlByteInAKeyIsRejected", testControlByteInAKeyIsRejected},
