@@ -3,10 +3,17 @@
 package main
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // TestPublishStatusReindexOnABucket runs the operator commands against a
@@ -47,5 +54,43 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 				t.Fatalf("%v: stdout lacks %q:\n%s", s.args, want, out)
 			}
 		}
+	}
+}
+
+// TestReindexOfABucketCountsItsRejections: a re-index from the CLI records
+// rejections in the status document, which the Lambda then takes as
+// already counted; so the CLI counts them itself, in the Lambda's namespace.
+func TestReindexOfABucketCountsItsRejections(t *testing.T) {
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	ns := "SkilldropTest/" + awstest.Name(t, "cli")
+	ctx := context.Background()
+	if _, err := store.NewS3(cfg, bucket).Put(ctx, "skills/wrong.md", []byte(skillMD("other", "1", "Mismatch.")), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The Lambda's setting, as an operator's shell may have it, is the default.
+	t.Setenv("SKILLDROP_METRIC_NAMESPACE", ns)
+	code, out, errOut := runCLI("reindex", "--bucket", bucket)
+	if code != exitOK || !strings.Contains(out, "rejected skills/wrong.md name_mismatch") {
+		t.Fatalf("reindex: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if strings.Contains(errOut, "metric not sent") {
+		t.Fatalf("a metric was not sent: %s", errOut)
+	}
+	listed, err := cwmetrics.NewClient(cfg).ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(ns)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var series []string
+	for _, m := range listed.Metrics {
+		s := aws.ToString(m.MetricName)
+		for _, d := range m.Dimensions {
+			s += " " + aws.ToString(d.Name) + "=" + aws.ToString(d.Value)
+		}
+		series = append(series, s)
+	}
+	slices.Sort(series)
+	if want := []string{"UploadRejected", "UploadRejected Reason=name_mismatch"}; !slices.Equal(slices.Compact(series), want) {
+		t.Fatalf("metrics in %s: %q, want %q", ns, series, want)
 	}
 }

@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history)",
-		args:    "(--bucket NAME | --dir DIR)",
+		args:    "(--bucket NAME [--metric-namespace NS] | --dir DIR)",
 		run:     runReindex,
 	})
 }
@@ -28,6 +28,8 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var tg target
 	tg.flags(fs)
 	level := fs.String("log-level", "WARN", "DEBUG, INFO, WARN or ERROR (JSON lines on stderr; audit events always)")
+	namespace := fs.String("metric-namespace", metricNamespace(),
+		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does (default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -53,7 +55,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer closeStore()
 	logger := obs.NewLogger(stderr, lvl)
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger), Bucket: tg.bucket})
+	metrics, err := tg.metrics(*namespace, logger)
+	if err != nil {
+		printf(stderr, "skilldrop reindex: --metric-namespace: %v\n", err)
+		return exitUsage
+	}
+	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics, Bucket: tg.bucket})
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitFailure

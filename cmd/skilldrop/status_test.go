@@ -79,6 +79,7 @@ func TestStatusAndReindexUsage(t *testing.T) {
 		{"status", "--dir", "a", "--bucket", "b"},
 		{"reindex", "--dir", "a", "extra"},
 		{"reindex", "--dir", "a", "--log-level", "LOUD"},
+		{"reindex", "--bucket", "b", "--metric-namespace", "AWS/S3"},
 	} {
 		if code, _, _ := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)

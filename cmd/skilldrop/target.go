@@ -5,9 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"os"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -16,6 +21,7 @@ import (
 // AWS_ENDPOINT_URL) or a directory laid out like the bucket (--dir).
 type target struct {
 	bucket, dir string
+	aws         aws.Config // loaded by open for a bucket
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
@@ -41,7 +47,30 @@ func (t *target) open(ctx context.Context) (st store.Store, close func(), err er
 	if err != nil {
 		return nil, nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	t.aws = cfg
 	return store.NewS3(cfg, t.bucket), func() {}, nil
+}
+
+// metrics returns where an indexing run against the target counts its
+// rejections: for a bucket, CloudWatch in namespace, as the indexer Lambda
+// does (what the Lambda's status document records as already counted, it
+// never counts again, so a CLI run that did not count would leave its
+// rejections out of UploadRejected for good); for a directory, nowhere.
+// Failed sends are logged, never returned. Call it after open.
+func (t *target) metrics(namespace string, logger *slog.Logger) (obs.Metrics, error) {
+	if t.bucket == "" {
+		return obs.Nop{}, nil
+	}
+	return cwmetrics.New(cwmetrics.NewClient(t.aws), cwmetrics.Options{Namespace: namespace, Logger: logger})
+}
+
+// metricNamespace is the default of --metric-namespace: the Lambda's
+// setting when the shell has it, else the Lambda's default.
+func metricNamespace() string {
+	if ns := os.Getenv("SKILLDROP_METRIC_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return cwmetrics.DefaultNamespace
 }
 
 // String names the target in messages.
