@@ -55,6 +55,10 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer closeStore()
 	out := &resultWriter{w: stdout}
 	up, err := publish.Prepare(path, publish.Options{Subagent: *subagent, Listing: *listing})
+	if errors.Is(err, publish.ErrOptions) {
+		printf(stderr, "skilldrop publish: %v\n", err)
+		return exitUsage
+	}
 	if err != nil {
 		out.printf("rejected %s %s\n", printable(path), oneLine(rejection(err)))
 		return finish(out, stderr, exitFailure)

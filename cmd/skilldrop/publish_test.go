@@ -119,6 +119,8 @@ func TestPublishUsage(t *testing.T) {
 		{"two targets", []string{"publish", "--dir", dir, "--bucket", "b", "x.md"}},
 		{"no path", []string{"publish", "--dir", dir}},
 		{"two paths", []string{"publish", "--dir", dir, "a.md", "b.md"}},
+		{"an invalid listing", []string{"publish", "--dir", dir, "--listing", "Not_A_Name", "x.md"}},
+		{"a sub-agent in a listing", []string{"publish", "--dir", dir, "--listing", "l", "--subagent", "x.md"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,5 +135,37 @@ func removeKey(t *testing.T, dir, key string) {
 	t.Helper()
 	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(key))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPublishPrintsTheRealCode: what the contract refuses in a folder is
+// printed with its stable code, as the indexer would record it, never as
+// "unreadable".
+func TestPublishPrintsTheRealCode(t *testing.T) {
+	bucket := t.TempDir()
+	src := t.TempDir()
+	t.Chdir(src)
+	writeTree(t, src, map[string]string{
+		"lat/SKILL.md":    "---\nname: lat\ndescription: Reserved.\nmetadata:\n  version: latest\n---\n",
+		"linked/SKILL.md": skillMD("linked", "1", "Has a link."),
+		"empty/notes.md":  "no SKILL.md",
+	})
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "linked", "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, want string
+	}{
+		{"./lat", "rejected ./lat reserved_version: "},
+		{"linked", "rejected linked symlink: "},
+		{"empty", "rejected empty missing_skill_md: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			code, out, errOut := runCLI("publish", "--dir", bucket, tt.path)
+			if code != exitFailure || !strings.HasPrefix(out, tt.want) || strings.Count(out, "pack:") > 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tt.want)
+			}
+		})
 	}
 }

@@ -28,8 +28,27 @@ var Epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 var skipped = map[string]bool{".git": true, ".hg": true, ".svn": true, ".DS_Store": true}
 
 // ErrUnsupported is wrapped by the error for a symlink or special file,
-// which a skill archive may not hold.
+// which a skill archive may not hold (a *FileError).
 var ErrUnsupported = errors.New("pack: unsupported file")
+
+// FileError is a file of the folder Zip refuses to pack. It wraps
+// ErrUnsupported.
+type FileError struct {
+	Name string // slash-separated, relative to the folder
+	// Symlink is set for a symlink; otherwise the file is special (a
+	// device, FIFO or socket).
+	Symlink bool
+}
+
+func (e *FileError) Error() string {
+	if e.Symlink {
+		return "pack: " + e.Name + " is a symlink; an archive holds regular files only"
+	}
+	return "pack: " + e.Name + " is not a regular file; an archive holds regular files only"
+}
+
+// Unwrap returns ErrUnsupported.
+func (e *FileError) Unwrap() error { return ErrUnsupported }
 
 // ErrTooLarge is wrapped when the files hold more than the allowed bytes.
 var ErrTooLarge = errors.New("pack: folder too large")
@@ -59,9 +78,9 @@ func Zip(fsys fs.FS, maxContent int64) ([]byte, error) {
 		case d.IsDir():
 			return nil
 		case d.Type()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%w: %s is a symlink; archives hold regular files only", ErrUnsupported, p)
+			return &FileError{Name: p, Symlink: true}
 		case !d.Type().IsRegular():
-			return fmt.Errorf("%w: %s is not a regular file", ErrUnsupported, p)
+			return &FileError{Name: p}
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -70,7 +89,11 @@ func Zip(fsys fs.FS, maxContent int64) ([]byte, error) {
 		files = append(files, file{name: p, mode: info.Mode()})
 		return nil
 	})
-	if err != nil {
+	var fe *FileError
+	switch {
+	case errors.As(err, &fe):
+		return nil, fe // already says "pack:"
+	case err != nil:
 		return nil, fmt.Errorf("pack: %w", err)
 	}
 	slices.SortFunc(files, func(a, b file) int {

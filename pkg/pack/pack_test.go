@@ -135,7 +135,14 @@ func TestZipRefusesLinksAndBudgets(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
+			if strings.Count(err.Error(), "pack:") != 1 {
+				t.Fatalf("err = %q: want the package named once", err)
+			}
 		})
+	}
+	_, err := Zip(os.DirFS(dir), 0)
+	if fe := (*FileError)(nil); !errors.As(err, &fe) || fe.Name != "passwd" || !fe.Symlink {
+		t.Fatalf("err = %#v, want a *FileError naming the symlink passwd", err)
 	}
 }
 

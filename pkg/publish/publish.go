@@ -32,6 +32,11 @@ type Options struct {
 	Limits archive.Limits
 }
 
+// ErrOptions is wrapped by Prepare's error for Options that cannot apply: an
+// invalid listing name, or a listing for a sub-agent. It is the caller's
+// command line that is wrong, not the file.
+var ErrOptions = errors.New("publish: invalid options")
+
 // Upload is one object to put into the bucket.
 type Upload struct {
 	Key         string
@@ -49,6 +54,12 @@ type Upload struct {
 // <name>/SKILL.md to skills/<name>.md and <name>/agent.md to
 // subagents/<name>.md. Prepare does not validate the result: callers check
 // it with the indexer's rules (indexer.Validate) before uploading.
+//
+// What the bucket contract refuses is an *artifact.Error with a stable
+// code (a folder without SKILL.md is missing_skill_md, an invalid SKILL.md
+// keeps its skillmd code, a symlink is symlink, too much content
+// expanded_too_large); options that cannot apply wrap ErrOptions; any
+// other error is the file system's.
 func Prepare(p string, opts Options) (*Upload, error) {
 	lim, err := opts.Limits.Effective()
 	if err != nil {
@@ -56,7 +67,14 @@ func Prepare(p string, opts Options) (*Upload, error) {
 	}
 	if opts.Listing != "" {
 		if err := skillmd.ValidateName(opts.Listing); err != nil {
-			return nil, fmt.Errorf("listing %q: %w", opts.Listing, err)
+			msg := err.Error()
+			if se, ok := skillmd.AsError(err); ok {
+				msg = se.Msg
+			}
+			return nil, fmt.Errorf("%w: listing: %s", ErrOptions, msg)
+		}
+		if opts.Subagent {
+			return nil, fmt.Errorf("%w: sub-agents are not published in listings", ErrOptions)
 		}
 	}
 	st, err := os.Stat(p)
@@ -81,7 +99,7 @@ func Prepare(p string, opts Options) (*Upload, error) {
 	switch {
 	case k.Type == artifact.TypeAgentMD:
 		if opts.Listing != "" {
-			return nil, errors.New("sub-agents are not published in listings")
+			return nil, fmt.Errorf("%w: %s is a sub-agent, and sub-agents are not published in listings", ErrOptions, p)
 		}
 		key = "subagents/" + k.Name + ".md"
 	case k.Format == artifact.FormatMarkdown:
@@ -93,20 +111,28 @@ func Prepare(p string, opts Options) (*Upload, error) {
 }
 
 func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error) {
-	doc, err := readFile(filepath.Join(dir, "SKILL.md"), lim.MaxArtifactBytes)
+	skillPath := filepath.Join(dir, "SKILL.md")
+	doc, err := readFile(skillPath, lim.MaxArtifactBytes)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no SKILL.md: a skill folder holds one at its root", dir)
+		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a skill folder holds a SKILL.md at its root"}
 	}
 	if err != nil {
 		return nil, err
 	}
 	s, err := skillmd.ParseSkill(doc)
+	if se, ok := skillmd.AsError(err); ok {
+		msg := se.Msg
+		if se.Field != "" {
+			msg = se.Field + ": " + msg
+		}
+		return nil, &artifact.Error{Code: se.Code, Entry: skillPath, Msg: msg, Err: err}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "SKILL.md"), err)
+		return nil, fmt.Errorf("%s: %w", skillPath, err)
 	}
 	body, err := pack.Zip(os.DirFS(dir), lim.MaxExpandedBytes)
 	if err != nil {
-		return nil, err
+		return nil, packError(dir, err, lim)
 	}
 	return &Upload{
 		Key:         inListing("skills/"+s.Name+".zip", opts.Listing),
@@ -114,6 +140,24 @@ func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error
 		ContentType: artifact.FormatZip.ContentType(),
 		Packed:      true,
 	}, nil
+}
+
+// packError gives what pack refuses the code the indexer would give the
+// same content in an archive.
+func packError(dir string, err error, lim archive.Limits) error {
+	var fe *pack.FileError
+	switch {
+	case errors.As(err, &fe) && fe.Symlink:
+		return &artifact.Error{Code: archive.CodeSymlink, Entry: filepath.Join(dir, filepath.FromSlash(fe.Name)),
+			Msg: "a symlink; a skill archive holds regular files only (copy the file in instead)", Err: err}
+	case errors.As(err, &fe):
+		return &artifact.Error{Code: archive.CodeSpecialFile, Entry: filepath.Join(dir, filepath.FromSlash(fe.Name)),
+			Msg: "not a regular file; a skill archive holds regular files only", Err: err}
+	case errors.Is(err, pack.ErrTooLarge):
+		return &artifact.Error{Code: archive.CodeExpandedTooLarge, Entry: dir,
+			Msg: fmt.Sprintf("the folder's files hold more than max_expanded_bytes (%d)", lim.MaxExpandedBytes), Err: err}
+	}
+	return err
 }
 
 func inListing(key, listing string) string {

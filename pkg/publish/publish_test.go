@@ -2,13 +2,16 @@ package publish
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
 func doc(name string) string {
@@ -114,31 +117,63 @@ func TestPrepareIsDeterministicForAFolder(t *testing.T) {
 	}
 }
 
+// TestPrepareRefuses pins what each refusal is: a rejection with the code
+// the indexer would give (code), options that cannot apply (ErrOptions),
+// or neither (the file system's error).
 func TestPrepareRefuses(t *testing.T) {
 	dir := tree(t, map[string]string{
-		"empty/README.md": "no skill here",
-		"bad/SKILL.md":    "no frontmatter",
-		"notes.txt":       "text",
-		"big.md":          doc("big") + string(bytes.Repeat([]byte("x"), 200)),
-		"agent/agent.md":  agent("agent"),
+		"empty/README.md":     "no skill here",
+		"bad/SKILL.md":        "no frontmatter",
+		"latest/SKILL.md":     "---\nname: latest-one\ndescription: D.\nmetadata:\n  version: latest\n---\n",
+		"linked/SKILL.md":     doc("linked"),
+		"grown/SKILL.md":      doc("grown"),
+		"grown/data.txt":      string(bytes.Repeat([]byte("x"), 200)),
+		"notes.txt":           "text",
+		"big.md":              doc("big") + string(bytes.Repeat([]byte("x"), 200)),
+		"agent/agent.md":      agent("agent"),
+		"subagents/helper.md": agent("helper"),
 	})
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "linked", "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	const fsError, options = "(file system)", "(options)"
 	tests := []struct {
 		name string
 		path string
 		opts Options
+		want string // a rejection code, fsError or options
 	}{
-		{"a folder without SKILL.md", "empty", Options{}},
-		{"a folder whose SKILL.md is invalid", "bad", Options{}},
-		{"a file the contract does not know", "notes.txt", Options{}},
-		{"a file over the artifact cap", "big.md", Options{Limits: archive.Limits{MaxArtifactBytes: 100}}},
-		{"a sub-agent in a listing", "agent/agent.md", Options{Listing: "l"}},
-		{"an invalid listing name", "big.md", Options{Listing: "Not_A_Name"}},
-		{"a missing path", "nothing-here", Options{}},
+		{"a folder without SKILL.md", "empty", Options{}, archive.CodeMissingSkillMD},
+		{"a folder whose SKILL.md is invalid", "bad", Options{}, skillmd.CodeInvalidFrontmatter},
+		{"a folder whose SKILL.md has a reserved version", "latest", Options{}, skillmd.CodeReservedVersion},
+		{"a folder holding a symlink", "linked", Options{}, archive.CodeSymlink},
+		{"a folder with more content than allowed", "grown", Options{Limits: archive.Limits{MaxExpandedBytes: 100}}, archive.CodeExpandedTooLarge},
+		{"a file the contract does not know", "notes.txt", Options{}, artifact.CodeUnsupportedFile},
+		{"a file over the artifact cap", "big.md", Options{Limits: archive.Limits{MaxArtifactBytes: 100}}, artifact.CodeTooLarge},
+		{"a sub-agent in a listing", "agent/agent.md", Options{Listing: "l"}, options},
+		{"a sub-agent file in a listing", "subagents/helper.md", Options{Listing: "l"}, options},
+		{"a sub-agent and a listing", "nothing-here", Options{Listing: "l", Subagent: true}, options},
+		{"an invalid listing name", "big.md", Options{Listing: "Not_A_Name"}, options},
+		{"an invalid listing name for a missing path", "nothing-here", Options{Listing: "Not_A_Name"}, options},
+		{"a missing path", "nothing-here", Options{}, fsError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if up, err := Prepare(filepath.Join(dir, tt.path), tt.opts); err == nil {
+			up, err := Prepare(filepath.Join(dir, tt.path), tt.opts)
+			if err == nil {
 				t.Fatalf("prepared %s", up.Key)
+			}
+			got := fsError
+			if e, ok := artifact.AsError(err); ok {
+				got = e.Code
+			} else if errors.Is(err, ErrOptions) {
+				got = options
+			}
+			if got != tt.want {
+				t.Fatalf("err = %v: %s, want %s", err, got, tt.want)
+			}
+			if strings.Count(err.Error(), "pack:") > 1 {
+				t.Fatalf("err = %q names pack twice", err)
 			}
 		})
 	}
