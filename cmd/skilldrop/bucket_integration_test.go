@@ -39,7 +39,7 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}},
 		// No Lambda runs here: a re-index indexes what was uploaded.
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}},
-		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"published skills/deploy-via-pr.zip"}},
+		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}},
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}},
 		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil},

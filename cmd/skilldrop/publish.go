@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -25,8 +26,10 @@ func init() {
 // runPublish packs (a folder), validates against the target's catalog and
 // config, and uploads one object. With --dir it also indexes the key, as
 // there is no event to do it; a bucket's indexer Lambda indexes the upload
-// on its event. It prints "published <key> <name> <version> <digest>" or
-// "rejected <path> <code>: <message>" and exits 1 on a rejection.
+// on its event. It prints "published <key> <name> <version> <digest>"
+// ("unchanged …" when the catalog already serves these bytes as the
+// latest version from that key) or "rejected <path> <code>: <message>",
+// and exits 1 on a rejection.
 func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["publish"].flagSet(stderr)
 	var tg target
@@ -69,7 +72,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure
 	}
-	a, err := ix.Validate(ctx, up.Key, up.Body)
+	a, unchanged, err := ix.Check(ctx, up.Key, up.Body)
 	if err != nil {
 		if _, ok := artifact.AsError(err); !ok {
 			printf(stderr, "skilldrop publish: %v\n", err) // the catalog could not be read
@@ -95,8 +98,15 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			out.printf("rejected %s %s: %s\n", printable(path), r.Code, oneLine(r.Message))
 			return finish(out, stderr, exitFailure)
 		}
+		unchanged = slices.Contains(res.Unchanged, up.Key) // what indexing did, not what Check foresaw
 	}
-	out.printf("published %s %s %s %s\n", up.Key, a.Name, printable(a.Version), a.Digest)
+	verb := "published"
+	if unchanged {
+		// Uploaded all the same: the bucket may hold other bytes at the
+		// key that the catalog has not caught up with.
+		verb = "unchanged"
+	}
+	out.printf("%s %s %s %s %s\n", verb, up.Key, a.Name, printable(a.Version), a.Digest)
 	return finish(out, stderr, exitOK)
 }
 

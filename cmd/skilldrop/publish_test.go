@@ -72,7 +72,7 @@ func TestPublishToADirectory(t *testing.T) {
 		{"a folder is packed and published", []string{"deploy"}, nil,
 			exitOK, "published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:", "skills/deploy-via-pr.zip", "deploy-via-pr"},
 		{"the same folder again is a no-op", []string{"deploy"}, nil,
-			exitOK, "published skills/deploy-via-pr.zip", "skills/deploy-via-pr.zip", "deploy-via-pr"},
+			exitOK, "unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:", "skills/deploy-via-pr.zip", "deploy-via-pr"},
 		{"changed files under the same label", []string{"deploy"}, map[string]string{"deploy/scripts/run.sh": "echo changed"},
 			exitFailure, "rejected deploy version_exists", "", "deploy-via-pr"},
 		{"a SKILL.md alone", []string{"flat/SKILL.md"}, nil,

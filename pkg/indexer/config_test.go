@@ -578,3 +578,28 @@ func TestConfigPathTheStoreCannotHoldIsMissing(t *testing.T) {
 		t.Fatalf("re-index: %s", dump(res))
 	}
 }
+
+// TestCheckSaysWhenNothingWouldChange: Check foresees a no-op (the same
+// bytes from the same key, latest) apart from a new version or another key.
+func TestCheckSaysWhenNothingWouldChange(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	one := skillDoc("x", "1", "One.")
+	e.drop("skills/x.md", one)
+	tests := []struct {
+		name      string
+		key       string
+		body      []byte
+		unchanged bool
+	}{
+		{"the same bytes from the same key", "skills/x.md", one, true},
+		{"a new version from the same key", "skills/x.md", skillDoc("x", "2", "Two."), false},
+		{"another skill", "skills/y.md", skillDoc("y", "1", "Y."), false},
+	}
+	for _, tt := range tests {
+		a, unchanged, err := e.ix.Check(ctx, tt.key, tt.body)
+		if err != nil || a == nil || unchanged != tt.unchanged {
+			t.Errorf("%s: Check = %v, %v, %v; want unchanged %v", tt.name, a, unchanged, err, tt.unchanged)
+		}
+	}
+}

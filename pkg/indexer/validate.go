@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -23,28 +24,36 @@ var ErrNotAnArtifact = errors.New("indexer: not a skill or sub-agent key")
 // `skilldrop publish` runs it before uploading. Rejections are
 // *artifact.Error values with stable codes.
 func (ix *Indexer) Validate(ctx context.Context, key string, data []byte) (*artifact.Artifact, error) {
+	a, _, err := ix.Check(ctx, key, data)
+	return a, err
+}
+
+// Check is Validate that also reports whether the catalog already serves
+// these very bytes as the latest version published from key: dropping
+// them again would change nothing.
+func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artifact.Artifact, unchanged bool, err error) {
 	k, err := artifact.ParseKey(key)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if k.Kind != artifact.KindSkill && k.Kind != artifact.KindSubagent {
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotAnArtifact, key, k.Kind)
+		return nil, false, fmt.Errorf("%w: %s is %s", ErrNotAnArtifact, key, k.Kind)
 	}
 	c, _, err := catalog.Load(ctx, ix.store)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c = catalog.New()
 	case err != nil:
-		return nil, fmt.Errorf("load catalog: %w", err)
+		return nil, false, fmt.Errorf("load catalog: %w", err)
 	}
 	cfg, err := configInForce(c)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	t := targetOfKey(k)
-	a, err := artifact.Validate(k, data, ix.limitsFor(cfg.Touches(t.Kind, t.Listing, t.Name)))
+	a, err = artifact.Validate(k, data, ix.limitsFor(cfg.Touches(t.Kind, t.Listing, t.Name)))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	v := fromArtifact(a).Version
 	v.SourceKey = key
@@ -55,11 +64,11 @@ func (ix *Indexer) Validate(ctx context.Context, key string, data []byte) (*arti
 	}
 	d, err := apply(c, p) // c was loaded for this call alone
 	if err != nil && !errors.Is(err, catalog.ErrNoChange) {
-		return nil, err
+		return nil, false, err
 	}
 	if len(d.rejections) > 0 {
 		r := d.rejections[0]
-		return nil, &artifact.Error{Code: r.Code, Entry: key, Msg: strings.TrimPrefix(r.Message, key+": ")}
+		return nil, false, &artifact.Error{Code: r.Code, Entry: key, Msg: strings.TrimPrefix(r.Message, key+": ")}
 	}
-	return a, nil
+	return a, slices.Contains(d.unchanged, key), nil
 }
