@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -19,10 +21,11 @@ func init() {
 }
 
 // runReindex runs a full re-index here, against the target, and prints
-// what it changed: "published|withdrawn <kind> <name> <version> <source>"
-// and "rejected <key> <code>: <message>" lines, then a summary. Rejections
-// already recorded are not repeated. It exits 1 when the re-index failed
-// (it can be run again: it converges).
+// what it found: "published|withdrawn <kind> <name> <version> <source>"
+// and "rejected <key> <code>: <message>" lines (with " (already recorded)"
+// for a rejection the status document already held), then, when it
+// succeeded, a summary. It exits 1 when the re-index failed, with the
+// error on stderr and no summary (it can be run again: it converges).
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["reindex"].flagSet(stderr)
 	var tg target
@@ -74,17 +77,27 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, c := range res.Withdrawn {
 			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), c.Source)
 		}
+		repeats := 0
 		for _, r := range res.Rejected {
-			if !r.Repeated {
-				out.printf("rejected %s %s: %s\n", printable(r.Key), r.Code, oneLine(r.Message))
+			note := ""
+			if r.Repeated {
+				note = " (already recorded)"
+				repeats++
 			}
+			out.printf("rejected %s %s: %s%s\n", printable(r.Key), r.Code, oneLine(r.Message), note)
 		}
-		out.printf("reindexed %s: %d published, %d withdrawn, %d rejected, %d unchanged, catalog revision %d\n",
-			tg.String(), len(res.Published), len(res.Withdrawn), len(res.Rejected), len(res.Unchanged), res.Revision)
+		if rerr == nil {
+			rejected := strconv.Itoa(len(res.Rejected)) + " rejected"
+			if repeats > 0 {
+				rejected += fmt.Sprintf(" (%d already recorded)", repeats)
+			}
+			out.printf("reindexed %s: %d published, %d withdrawn, %s, %d unchanged, catalog revision %d\n",
+				tg.String(), len(res.Published), len(res.Withdrawn), rejected, len(res.Unchanged), res.Revision)
+		}
 	}
 	if rerr != nil {
 		printf(stderr, "skilldrop reindex: %v\n", rerr)
-		return exitFailure
+		return finish(out, stderr, exitFailure)
 	}
 	return finish(out, stderr, exitOK)
 }

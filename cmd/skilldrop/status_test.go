@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 func TestStatusAndReindexOfADirectory(t *testing.T) {
@@ -34,9 +38,14 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 			t.Errorf("reindex output lacks %q:\n%s", want, out)
 		}
 	}
-	// Again: nothing new, and the rejection is not reported twice.
-	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK || strings.Contains(out, "rejected skills/wrong.md") || !strings.Contains(out, "0 published") {
+	// Again: nothing new, and the rejection is reported as already recorded.
+	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK ||
+		!strings.Contains(out, "rejected skills/wrong.md name_mismatch: ") || !strings.Contains(out, " (already recorded)\n") ||
+		!strings.Contains(out, "0 published, 0 withdrawn, 1 rejected (1 already recorded), 4 unchanged") {
 		t.Fatalf("second reindex: exit %d\n%s", code, out)
+	}
+	if n := len(loadStatus(t, bucket).Rejections); n != 1 {
+		t.Fatalf("%d rejections recorded after the second reindex, want 1", n)
 	}
 	code, out, errOut = runCLI("status", "--dir", bucket)
 	if code != exitOK {
@@ -85,4 +94,32 @@ func TestStatusAndReindexUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+}
+
+// TestReindexThatFailsPrintsNoSummary: a failed re-index says so on stderr
+// and exits 1; a summary on stdout would read as a run that found nothing.
+func TestReindexThatFailsPrintsNoSummary(t *testing.T) {
+	bucket := t.TempDir()
+	writeTree(t, bucket, map[string]string{
+		"skills/alpha.md":      skillMD("alpha", "1", "Alpha."),
+		"catalog/catalog.json": "{not json",
+	})
+	code, out, errOut := runCLI("reindex", "--dir", bucket)
+	if code != exitFailure || strings.Contains(out, "reindexed") || !strings.Contains(errOut, "skilldrop reindex: ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, no summary, the error on stderr", code, out, errOut)
+	}
+}
+
+func loadStatus(t *testing.T, dir string) *catalog.Status {
+	t.Helper()
+	st, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	s, _, err := catalog.LoadStatus(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
