@@ -41,6 +41,10 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fs.Usage()
 		return exitUsage
 	}
+	if *limit < 0 {
+		printf(stderr, "skilldrop status: --rejections %d: want 0 or more\n", *limit)
+		return exitUsage
+	}
 	st, closeStore, err := tg.open(ctx)
 	if errors.Is(err, errTarget) {
 		printf(stderr, "skilldrop status: %v\n", err)

@@ -89,6 +89,7 @@ func TestStatusAndReindexUsage(t *testing.T) {
 		{"reindex", "--dir", "a", "extra"},
 		{"reindex", "--dir", "a", "--log-level", "LOUD"},
 		{"reindex", "--bucket", "b", "--metric-namespace", "AWS/S3"},
+		{"status", "--dir", t.TempDir(), "--rejections", "-1"},
 	} {
 		if code, _, _ := runCLI(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
