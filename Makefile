@@ -31,7 +31,7 @@ FUZZ_TARGETS := pkg/digest:FuzzParse pkg/skillmd:FuzzParseSkill pkg/archive:Fuzz
 
 .PHONY: help
 help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: build
 build: build-lambda ## the Lambda binaries (build/*/bootstrap, linux/arm64) and the CLI (bin/skilldrop)
@@ -40,6 +40,8 @@ build: build-lambda ## the Lambda binaries (build/*/bootstrap, linux/arm64) and 
 # The example bucket is copied, so indexing (catalog/, blobs/) never writes into the repository.
 RUN_DIR := .run/example-bucket
 RUN_ADDR ?= 127.0.0.1:8080
+# sha256sum on Linux, shasum on macOS.
+SHA256 := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
 # A key for trying authenticated skills locally; never use it anywhere else.
 DEMO_API_KEY := skilldrop-demo-key
 
@@ -47,7 +49,7 @@ DEMO_API_KEY := skilldrop-demo-key
 run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
 	rm -rf $(RUN_DIR) && mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR)
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
-	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | sha256sum | cut -d' ' -f1) \
+	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
 		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 .PHONY: test
@@ -118,8 +120,8 @@ emulator-down: ## stop the moto_server emulator-up started
 	scripts/emulator.sh down
 
 .PHONY: clean
-clean: ## remove build outputs
-	rm -rf build bin .run
+clean: ## remove build outputs (not .run/'s emulator pid files: emulator-down still needs them)
+	rm -rf build bin .run/example-bucket
 
 # --- The deployable bundle: Lambda binaries, SAM, LocalStack --------------------------------------------------
 

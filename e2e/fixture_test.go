@@ -25,6 +25,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/samtemplate"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -157,9 +158,21 @@ func remove(t testing.TB, client *s3.Client, bucket, key string) {
 	}
 }
 
-// watchedPrefixes are template.yaml's notification filters: the indexer's
-// own writes (blobs/, catalog/) never notify it.
-var watchedPrefixes = []string{"skills/", "listings/", "subagents/", "files/", "agent-skills.yaml"}
+// watchedPrefixes are template.yaml's notification filters for the indexer,
+// read from the template itself (internal/samtemplate pins them): the
+// indexer's own writes (blobs/, catalog/) never notify it.
+func watchedPrefixes(t testing.TB) []string {
+	t.Helper()
+	tpl, err := samtemplate.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := tpl.NotificationPrefixes(indexerID)
+	if len(prefixes) == 0 {
+		t.Fatalf("template.yaml gives %s no S3 notification prefixes", indexerID)
+	}
+	return prefixes
+}
 
 // eventQueue routes bucket's notifications for the watched prefixes to a new
 // queue, the way moto can deliver them (it runs no Lambda code on a trigger).
@@ -172,7 +185,7 @@ func newEventQueue(t testing.TB, cfg aws.Config, bucket string) *eventQueue {
 	t.Helper()
 	url, arn := awstest.Queue(t, cfg)
 	var confs []s3types.QueueConfiguration
-	for i, p := range watchedPrefixes {
+	for i, p := range watchedPrefixes(t) {
 		confs = append(confs, s3types.QueueConfiguration{
 			Id:       aws.String(fmt.Sprintf("skilldrop-%d", i)),
 			QueueArn: aws.String(arn),

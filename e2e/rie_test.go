@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/samtemplate"
 )
 
 // Where `make e2e` puts what the tests run.
@@ -347,51 +347,17 @@ func templateEnv(t testing.TB, logicalID string, set map[string]string) map[stri
 	return env
 }
 
-var templateOnce = sync.OnceValues(func() (*yaml.Node, error) {
-	_, self, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "template.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("template.yaml: %w", err)
-	}
-	return &doc, nil
-})
-
 func readTemplate(t testing.TB) *yaml.Node {
 	t.Helper()
-	doc, err := templateOnce()
+	tpl, err := samtemplate.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return doc
+	return tpl.Root
 }
 
-// lookup follows mapping keys from n (a document or a mapping); nil when one is missing.
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
-	for _, k := range keys {
-		if n == nil {
-			return nil
-		}
-		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-			n = n.Content[0]
-		}
-		if n.Kind != yaml.MappingNode {
-			return nil
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-				break
-			}
-		}
-		n = next
-	}
-	return n
-}
+// lookup follows mapping keys from n; nil when one is missing.
+func lookup(n *yaml.Node, keys ...string) *yaml.Node { return samtemplate.Get(n, keys...) }
 
 // syncBuffer collects a process's output, written from several goroutines.
 type syncBuffer struct {
