@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -80,6 +81,14 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		out.printf("rejected %s %s\n", printable(path), oneLine(rejection(err)))
 		return finish(out, stderr, exitFailure)
+	}
+	if len(up.LeftOut) > 0 {
+		quoted := make([]string, len(up.LeftOut))
+		for i, f := range up.LeftOut {
+			quoted[i] = printable(f)
+		}
+		printf(stderr, "warning %s: left out of the archive (dot-files are never published; they often hold credentials): %s\n",
+			printable(path), strings.Join(quoted, ", "))
 	}
 	for _, w := range a.Warnings {
 		printf(stderr, "warning %s: %s\n", printable(path), oneLine(w))

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +170,42 @@ func TestPublishPrintsTheRealCode(t *testing.T) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// TestPublishLeavesOutDotFiles: a skill folder that is also a working copy
+// publishes without its .env and .git, and the operator is told.
+func TestPublishLeavesOutDotFiles(t *testing.T) {
+	bucket := t.TempDir()
+	src := t.TempDir()
+	t.Chdir(src)
+	writeTree(t, src, map[string]string{
+		"dotty/SKILL.md":   skillMD("dotty", "1", "Has secrets beside it."),
+		"dotty/.env":       "API_TOKEN=hunter2",
+		"dotty/.git/HEAD":  "ref: refs/heads/main",
+		"dotty/run.sh":     "echo run",
+		"dotty/lib/.npmrc": "//registry/:_authToken=hunter2",
+	})
+	code, out, errOut := runCLI("publish", "--dir", bucket, "dotty")
+	if code != exitOK || !strings.HasPrefix(out, "published skills/dotty.zip") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "warning dotty: left out of the archive") || !strings.Contains(errOut, ".env, .git/, lib/.npmrc") {
+		t.Fatalf("stderr %q does not name the dot-files left out", errOut)
+	}
+	body, err := os.ReadFile(filepath.Join(bucket, "skills", "dotty.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	if want := []string{"SKILL.md", "run.sh"}; !slices.Equal(names, want) {
+		t.Fatalf("the published archive holds %q, want %q", names, want)
 	}
 }

@@ -6,6 +6,12 @@
 // sorted by name, one fixed modification time, permissions reduced to
 // 0644/0755, no directory entries), so re-publishing an unchanged folder is
 // a no-op for the indexer rather than a version_exists rejection.
+//
+// Dot-files and dot-directories (.env, .npmrc, .git, …) are never packed:
+// the archive is served publicly, and a skill folder that is also a working
+// copy holds credentials there more often than anything a skill needs. They
+// are left out rather than refused, so a checkout publishes as it is, and
+// Folder names them so the operator can see what was not shipped.
 package pack
 
 import (
@@ -17,15 +23,13 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Epoch is the modification time of every entry: the earliest time a zip
 // header can hold, so no clock or time zone leaks into the bytes.
 var Epoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// skipped are version-control and desktop metadata, never part of a skill.
-var skipped = map[string]bool{".git": true, ".hg": true, ".svn": true, ".DS_Store": true}
 
 // ErrUnsupported is wrapped by the error for a symlink or special file,
 // which a skill archive may not hold (a *FileError).
@@ -53,25 +57,47 @@ func (e *FileError) Unwrap() error { return ErrUnsupported }
 // ErrTooLarge is wrapped when the files hold more than the allowed bytes.
 var ErrTooLarge = errors.New("pack: folder too large")
 
-// Zip packs every regular file of fsys (os.DirFS of the folder) into a zip
-// archive, reading at most maxContent bytes of file content (<= 0: no
-// limit). Symlinks and special files are refused; .git, .hg, .svn and
-// .DS_Store are left out. It does not validate the skill: callers run the
-// result through the same rules as the indexer.
+// Packed is a packed folder.
+type Packed struct {
+	Zip []byte
+	// LeftOut are the dot-files and dot-directories not packed, sorted,
+	// slash-separated and relative to the folder; a directory ends in "/"
+	// and stands for everything below it.
+	LeftOut []string
+}
+
+// Zip is Folder's archive alone.
 func Zip(fsys fs.FS, maxContent int64) ([]byte, error) {
+	p, err := Folder(fsys, maxContent)
+	if err != nil {
+		return nil, err
+	}
+	return p.Zip, nil
+}
+
+// Folder packs every regular file of fsys (os.DirFS of the folder) into a
+// zip archive, reading at most maxContent bytes of file content (<= 0: no
+// limit). Symlinks and special files are refused (a *FileError); dot-files
+// and dot-directories are left out and listed in LeftOut. It does not
+// validate the skill: callers run the result through the same rules as the
+// indexer.
+func Folder(fsys fs.FS, maxContent int64) (*Packed, error) {
 	type file struct {
 		name string
 		mode fs.FileMode
 	}
 	var files []file
+	var leftOut []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p != "." && skipped[d.Name()] {
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
+				leftOut = append(leftOut, p+"/")
 				return fs.SkipDir
 			}
+			leftOut = append(leftOut, p)
 			return nil
 		}
 		switch {
@@ -96,6 +122,7 @@ func Zip(fsys fs.FS, maxContent int64) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("pack: %w", err)
 	}
+	slices.Sort(leftOut)
 	slices.SortFunc(files, func(a, b file) int {
 		switch {
 		case a.name < b.name:
@@ -131,7 +158,7 @@ func Zip(fsys fs.FS, maxContent int64) ([]byte, error) {
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("pack: %w", err)
 	}
-	return buf.Bytes(), nil
+	return &Packed{Zip: buf.Bytes(), LeftOut: leftOut}, nil
 }
 
 func copyFile(w io.Writer, fsys fs.FS, name string, budget int64, bounded bool) (int64, error) {

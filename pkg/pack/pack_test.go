@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -90,25 +91,38 @@ func TestZipPassesTheArchiveValidator(t *testing.T) {
 	}
 }
 
-func TestZipLeavesOutVersionControl(t *testing.T) {
+// TestFolderLeavesOutDotFiles: the archive is public, so dot-files and
+// dot-directories (credentials, version control, desktop metadata) are
+// never packed, and Folder names each one left out.
+func TestFolderLeavesOutDotFiles(t *testing.T) {
 	fsys := folder(time.Now())
-	fsys[".git/config"] = &fstest.MapFile{Data: []byte("[core]")}
-	fsys["docs/.DS_Store"] = &fstest.MapFile{Data: []byte{0}}
-	fsys[".github/workflows/ci.yml"] = &fstest.MapFile{Data: []byte("on: push")}
-	b, err := Zip(fsys, 0)
+	for _, name := range []string{
+		".env", ".npmrc", ".git/config", ".git/objects/ab/cdef", ".github/workflows/ci.yml",
+		"docs/.DS_Store", "scripts/.secret", "scripts/.cache/x",
+	} {
+		fsys[name] = &fstest.MapFile{Data: []byte("TOKEN=hunter2")}
+	}
+	p, err := Folder(fsys, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, f := range entries(t, b) {
+	for _, f := range entries(t, p.Zip) {
 		got = append(got, f.Name)
 	}
-	joined := strings.Join(got, " ")
-	if strings.Contains(joined, ".git/") || strings.Contains(joined, ".DS_Store") {
-		t.Fatalf("entries %q hold version-control or desktop metadata", joined)
+	if want := []string{"README.md", "SKILL.md", "docs/a/b/notes.md", "scripts/run.sh"}; !slices.Equal(got, want) {
+		t.Fatalf("entries %q, want %q", got, want)
 	}
-	if !strings.Contains(joined, ".github/workflows/ci.yml") {
-		t.Fatalf("entries %q lost an ordinary dot-directory", joined)
+	want := []string{".env", ".git/", ".github/", ".npmrc", "docs/.DS_Store", "scripts/.cache/", "scripts/.secret"}
+	if !slices.Equal(p.LeftOut, want) {
+		t.Fatalf("LeftOut %q, want %q", p.LeftOut, want)
+	}
+	// The same bytes as the folder without them.
+	if clean, err := Zip(folder(time.Now()), 0); err != nil || !bytes.Equal(clean, p.Zip) {
+		t.Fatalf("the archive differs from the folder's without dot-files (%v)", err)
+	}
+	if p, err := Folder(folder(time.Now()), 0); err != nil || p.LeftOut != nil {
+		t.Fatalf("LeftOut %q (%v) for a folder without dot-files", p.LeftOut, err)
 	}
 }
 

@@ -44,6 +44,9 @@ type Upload struct {
 	ContentType string
 	// Packed is set when Body is a zip packed from a folder.
 	Packed bool
+	// LeftOut are the folder's dot-files and dot-directories, which are
+	// never packed (pack.Packed.LeftOut); the operator should hear of them.
+	LeftOut []string
 }
 
 // Prepare reads path and returns the object to upload. A folder must hold
@@ -130,15 +133,16 @@ func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", skillPath, err)
 	}
-	body, err := pack.Zip(os.DirFS(dir), lim.MaxExpandedBytes)
+	packed, err := pack.Folder(os.DirFS(dir), lim.MaxExpandedBytes)
 	if err != nil {
 		return nil, packError(dir, err, lim)
 	}
 	return &Upload{
 		Key:         inListing("skills/"+s.Name+".zip", opts.Listing),
-		Body:        body,
+		Body:        packed.Zip,
 		ContentType: artifact.FormatZip.ContentType(),
 		Packed:      true,
+		LeftOut:     packed.LeftOut,
 	}, nil
 }
 

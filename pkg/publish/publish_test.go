@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,19 @@ func TestPrepareRefuses(t *testing.T) {
 				t.Fatalf("err = %q names pack twice", err)
 			}
 		})
+	}
+}
+
+func TestPrepareNamesTheDotFilesLeftOut(t *testing.T) {
+	dir := tree(t, map[string]string{"SKILL.md": doc("dotty"), ".env": "TOKEN=x", ".git/HEAD": "ref", "lib/.npmrc": "//r/:_authToken=x", "lib/a.txt": "a"})
+	up, err := Prepare(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".env", ".git/", "lib/.npmrc"}; !slices.Equal(up.LeftOut, want) {
+		t.Fatalf("LeftOut %q, want %q", up.LeftOut, want)
+	}
+	if bytes.Contains(up.Body, []byte("TOKEN")) || bytes.Contains(up.Body, []byte(".npmrc")) {
+		t.Fatal("a dot-file reached the archive")
 	}
 }
