@@ -296,8 +296,16 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, idx *index) {
 			return
 		}
 		// The same bytes again after a withdrawal or another version: the
-		// bucket's current bytes are what is served, so this label is latest again.
-		e.Latest = v.Label
+		// bucket's current bytes are what is served, so this label is latest
+		// again. Publishing it again is a publish: it moves to the end of the
+		// history with this publish time, so that "newest first by publish
+		// time" still starts with the latest (a rollback reads as one).
+		if i := slices.IndexFunc(e.Versions, func(x catalog.Version) bool { return x.Label == v.Label }); i != len(e.Versions)-1 {
+			again := *v
+			again.PublishedAt = p.now
+			e.Versions = append(slices.Delete(e.Versions, i, i+1), again)
+		}
+		e.Latest = cl.version.Label
 	} else {
 		v := cl.version
 		v.PublishedAt = p.now

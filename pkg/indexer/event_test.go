@@ -148,3 +148,17 @@ func TestKeysDropsForeignBuckets(t *testing.T) {
 		t.Fatalf("keys %q foreign %d", keys, foreign)
 	}
 }
+
+func TestResultSortIsReproducible(t *testing.T) {
+	r := &Result{
+		Published: []Change{{Kind: "skill", Name: "b"}, {Kind: "skill", Name: "a"}, {Kind: "subagent", Name: "a"}},
+		Rejected:  []Rejection{{Key: "skills/z.md", Code: "x"}, {Key: "skills/a.md", Code: "y"}},
+		Unchanged: []string{"skills/b.md", "skills/a.md"},
+	}
+	r.sort()
+	got := []string{r.Published[0].Name, r.Published[1].Name, string(r.Published[2].Kind), r.Rejected[0].Key, r.Unchanged[0]}
+	want := []string{"a", "b", "subagent", "skills/a.md", "skills/a.md"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("sorted %q, want %q", got, want)
+	}
+}

@@ -21,12 +21,14 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -162,6 +164,21 @@ type Result struct {
 	Revision int64 `json:"revision"`
 }
 
+// sort puts every list in a fixed order: keys are read concurrently, so the
+// order they finish in carries no meaning and a result must be reproducible.
+func (r *Result) sort() {
+	byChange := func(a, b Change) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Listing, b.Listing), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Source, b.Source))
+	}
+	slices.SortStableFunc(r.Published, byChange)
+	slices.SortStableFunc(r.Withdrawn, byChange)
+	slices.SortStableFunc(r.Rejected, func(a, b Rejection) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Code, b.Code))
+	})
+	slices.Sort(r.Unchanged)
+	slices.Sort(r.Ignored)
+}
+
 // What happened to agent-skills.yaml (Result.Config).
 const (
 	ConfigApplied  = "applied"
@@ -270,6 +287,7 @@ func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, 
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)
 	}
+	res.sort()
 	ix.log.InfoContext(ctx, "indexed",
 		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),
 		"unchanged", len(res.Unchanged), "ignored", len(res.Ignored), "config", res.Config, "revision", res.Revision)

@@ -54,10 +54,10 @@ func testVersions(t *testing.T, mk envMaker) {
 		{"without a label the content names the version", []step{
 			{skillDoc("x", "", "Unlabelled."), nil, "sha256-", nil, 1},
 		}},
-		{"an older version uploaded again is latest again", []step{
+		{"an older version uploaded again is published again: latest, and last by publish time", []step{
 			{v1, nil, "1.0", []string{"1.0"}, 1},
 			{skillDoc("x", "2.0", "Second."), nil, "2.0", []string{"1.0", "2.0"}, 1},
-			{v1, nil, "1.0", []string{"1.0", "2.0"}, 1},
+			{v1, nil, "1.0", []string{"2.0", "1.0"}, 1},
 		}},
 	}
 	for _, tt := range tests {
@@ -85,6 +85,15 @@ func testVersions(t *testing.T, mk envMaker) {
 				}
 				if s.wantLabels != nil && !slices.Equal(labels(en), s.wantLabels) {
 					t.Fatalf("step %d: labels %v, want %v", i, labels(en), s.wantLabels)
+				}
+				// The history is in publish order and ends with the latest.
+				if last := en.Versions[len(en.Versions)-1]; last.Label != en.Latest {
+					t.Fatalf("step %d: latest %s is not the last published (%v)", i, en.Latest, labels(en))
+				}
+				for j := 1; j < len(en.Versions); j++ {
+					if en.Versions[j].PublishedAt.Before(en.Versions[j-1].PublishedAt) {
+						t.Fatalf("step %d: versions out of publish order: %s", i, dump(en))
+					}
 				}
 			}
 		})
