@@ -59,7 +59,7 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 	status := exitOK
 	out := &resultWriter{w: stdout}
 	for _, f := range files {
-		a, err := validateFile(f, *subagent, lim)
+		a, err := validateFile(f, *subagent, lim, stderr)
 		if err != nil {
 			status = exitFailure
 			out.printf("rejected %s %s\n", printable(f), oneLine(rejection(err)))
@@ -79,9 +79,9 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 
 // validateFile reads one local file, refusing an oversized one unread, and
 // validates it as the indexer would the key its name implies.
-func validateFile(path string, subagent bool, lim archive.Limits) (*artifact.Artifact, error) {
+func validateFile(path string, subagent bool, lim archive.Limits, stderr io.Writer) (*artifact.Artifact, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return validateFolder(path, lim)
+		return validateFolder(path, lim, stderr)
 	}
 	k, err := artifact.LocalKey(path, subagent)
 	if err != nil {
@@ -108,13 +108,16 @@ func validateFile(path string, subagent bool, lim archive.Limits) (*artifact.Art
 
 // validateFolder validates a skill folder as what `skilldrop publish` would
 // upload: the zip it packs, under the key it would use.
-func validateFolder(dir string, lim archive.Limits) (*artifact.Artifact, error) {
+func validateFolder(dir string, lim archive.Limits, stderr io.Writer) (*artifact.Artifact, error) {
 	if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); errors.Is(err, fs.ErrNotExist) {
 		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a skill folder holds a SKILL.md at its root"}
 	}
 	up, err := publish.Prepare(dir, publish.Options{Limits: lim})
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range up.LeftOut {
+		printf(stderr, "warning %s: %s is left out (dot-files are never packed)\n", printable(dir), printable(name))
 	}
 	k, err := artifact.ParseKey(up.Key)
 	if err != nil {

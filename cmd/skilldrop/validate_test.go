@@ -67,6 +67,8 @@ func TestValidateCommand(t *testing.T) {
 	files := map[string][]byte{
 		"deploy.md":                    []byte(skillDoc("deploy")),
 		"folder/deploy/SKILL.md":       []byte(skillDoc("deploy")),
+		"dotted/deploy/SKILL.md":       []byte(skillDoc("deploy")),
+		"dotted/deploy/.env":           []byte("TOKEN=secret"),
 		"deploy.zip":                   zipBytes(t, "SKILL.md", skillDoc("deploy"), "run.sh", "echo"),
 		"deploy.tgz":                   tgzBytes(t, "SKILL.md", skillDoc("deploy")),
 		"bucket/subagents/reviewer.md": []byte(agent),
@@ -117,6 +119,7 @@ func TestValidateCommand(t *testing.T) {
 		{"lowered entry cap", []string{"--max-entries=1", p("deploy.zip")}, exitFailure, []string{"rejected " + p("deploy.zip") + " too_many_entries: "}, ""},
 		{"clock skew accepted", []string{"--max-clock-skew-secs", "5", p("deploy.md")}, exitOK, []string{ok("deploy.md", "deploy", "skill-md")}, ""},
 		{"a skill folder is validated as the zip publish packs", []string{p("folder/deploy")}, exitOK, []string{packed(p("folder/deploy"), "deploy")}, ""},
+		{"a folder's dot-files are left out, and said so", []string{p("dotted/deploy")}, exitOK, []string{packed(p("dotted/deploy"), "deploy")}, ".env is left out"},
 		{"a folder without SKILL.md", []string{p("bucket")}, exitFailure, []string{"rejected " + p("bucket") + " missing_skill_md: "}, ""},
 		{"a path with a space is quoted", []string{p("my skill/deploy.md")}, exitOK, []string{ok("my skill/deploy.md", "deploy", "skill-md")}, ""},
 		{"warnings go to stderr", []string{p("warn/deploy.md")}, exitOK, []string{ok("warn/deploy.md", "deploy", "skill-md")}, `unknown frontmatter key "shiny"`},

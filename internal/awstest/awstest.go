@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,8 @@ func Bucket(t testing.TB, cfg aws.Config) string {
 func DeleteBucket(t testing.TB, client *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := s3.NewListObjectVersionsPaginator(client, &s3.ListObjectVersionsInput{Bucket: &bucket})
+	// EncodingType url: a key with a control byte would make the XML listing unparseable.
+	p := s3.NewListObjectVersionsPaginator(client, &s3.ListObjectVersionsInput{Bucket: &bucket, EncodingType: s3types.EncodingTypeUrl})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -106,11 +108,20 @@ func DeleteBucket(t testing.TB, client *s3.Client, bucket string) {
 			return
 		}
 		var ids []s3types.ObjectIdentifier
+		key := func(k *string) *string {
+			if page.EncodingType != s3types.EncodingTypeUrl || k == nil {
+				return k
+			}
+			if d, err := url.QueryUnescape(*k); err == nil {
+				return &d
+			}
+			return k
+		}
 		for _, v := range page.Versions {
-			ids = append(ids, s3types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: key(v.Key), VersionId: v.VersionId})
 		}
 		for _, m := range page.DeleteMarkers {
-			ids = append(ids, s3types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+			ids = append(ids, s3types.ObjectIdentifier{Key: key(m.Key), VersionId: m.VersionId})
 		}
 		for len(ids) > 0 {
 			n := min(len(ids), 1000)
