@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -125,7 +126,7 @@ func gatewayEvent(c call, requestID string, at time.Time) events.APIGatewayV2HTT
 // metrics, no public base URL: the origin is API Gateway's domain).
 func inProcessAPI(t testing.TB, cfg aws.Config, bucket, namespace, parameter string) *lambdahttp.Adapter {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("in-process API log:\n%s", logs)

@@ -26,6 +26,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/samtemplate"
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
 )
 
 // Where `make e2e` puts what the tests run.
@@ -79,7 +80,7 @@ type function struct {
 	name      string
 	invokeURL string
 	cmd       *exec.Cmd
-	out       *syncBuffer // aws-lambda-rie's output, which carries the function's
+	out       *syncbuf.Buffer // aws-lambda-rie's output, which carries the function's
 	exited    chan struct{}
 	started   time.Time // when the process was started
 	ready     time.Time // when it first accepted a connection
@@ -118,7 +119,7 @@ func launch(t testing.TB, rie, name, bootstrap string, env map[string]string) (*
 	f := &function{
 		name:      name,
 		invokeURL: "http://" + invokeAddr + invokePath,
-		out:       &syncBuffer{},
+		out:       &syncbuf.Buffer{},
 		exited:    make(chan struct{}),
 	}
 	f.cmd = exec.Command(rie,
@@ -358,24 +359,6 @@ func readTemplate(t testing.TB) *yaml.Node {
 
 // lookup follows mapping keys from n; nil when one is missing.
 func lookup(n *yaml.Node, keys ...string) *yaml.Node { return samtemplate.Get(n, keys...) }
-
-// syncBuffer collects a process's output, written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // jsonLines decodes the JSON lines of s (the functions' slog output) and
 // skips everything else (aws-lambda-rie's own lines).

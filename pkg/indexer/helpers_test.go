@@ -16,6 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/pack"
@@ -35,24 +36,6 @@ func (c *clock) Now() time.Time {
 	return c.t
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is an indexer over a local directory store, with a metrics recorder
 // and the audit log in a buffer.
 type env struct {
@@ -60,7 +43,7 @@ type env struct {
 	st      store.Store
 	ix      *Indexer
 	metrics *obs.Recorder
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 }
 
 func newEnv(t testing.TB, mod ...func(*Config)) *env {
@@ -75,7 +58,7 @@ func newEnv(t testing.TB, mod ...func(*Config)) *env {
 
 func newEnvOn(t testing.TB, st store.Store, mod ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, st: st, metrics: &obs.Recorder{}, logs: &syncBuffer{}}
+	e := &env{t: t, st: st, metrics: &obs.Recorder{}, logs: &syncbuf.Buffer{}}
 	logger := obs.NewLogger(e.logs, slog.LevelDebug)
 	cfg := Config{
 		Store:   st,

@@ -18,7 +18,7 @@ import (
 // auditLines returns the digest-mismatch audit events logged so far.
 func auditLines(t testing.TB, h *harness) []map[string]any {
 	var out []map[string]any
-	for _, l := range h.logs.lines(t) {
+	for _, l := range logLines(t, h.logs) {
 		if l[obs.EventKey] == obs.EventDigestMismatch {
 			out = append(out, l)
 		}

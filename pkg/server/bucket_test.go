@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -178,29 +179,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// syncBuffer collects log lines from concurrent requests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines decodes the JSON log lines.
-func (b *syncBuffer) lines(t testing.TB) []map[string]any {
+// logLines decodes the JSON log lines written to logs so far.
+func logLines(t testing.TB, logs *syncbuf.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		if l == "" {
 			continue
 		}
@@ -219,7 +202,7 @@ type harness struct {
 	srv     *Server
 	st      store.Store
 	metrics *obs.Recorder
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	clock   *fakeClock
 }
 
@@ -229,7 +212,7 @@ func newHarness(t testing.TB, st store.Store, mut ...func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, st: st, metrics: &obs.Recorder{}, logs: &syncBuffer{}, clock: newClock()}
+	h := &harness{t: t, st: st, metrics: &obs.Recorder{}, logs: &syncbuf.Buffer{}, clock: newClock()}
 	logger := obs.NewLogger(h.logs, slog.LevelDebug)
 	cfg := Config{
 		Store: st, Keys: keys, Metrics: h.metrics, Logger: logger, Auditor: obs.NewAuditor(logger),

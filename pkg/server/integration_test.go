@@ -20,6 +20,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -38,7 +39,7 @@ type emulated struct {
 	cw        *cloudwatch.Client
 	bucket    string
 	namespace string
-	logs      *syncBuffer
+	logs      *syncbuf.Buffer
 	b         *bucket
 	clock     *fakeClock
 }
@@ -46,7 +47,7 @@ type emulated struct {
 func newEmulated(t *testing.T) *emulated {
 	t.Helper()
 	cfg := awstest.Config(t)
-	e := &emulated{s3: awstest.S3(cfg), cw: cwmetrics.NewClient(cfg), bucket: awstest.Bucket(t, cfg), logs: &syncBuffer{}, clock: newClock()}
+	e := &emulated{s3: awstest.S3(cfg), cw: cwmetrics.NewClient(cfg), bucket: awstest.Bucket(t, cfg), logs: &syncbuf.Buffer{}, clock: newClock()}
 	e.namespace = "SkilldropTest/" + awstest.Name(t, "server")
 	st := store.NewS3(cfg, e.bucket)
 	e.b = standardBucket(t, st)
@@ -141,7 +142,7 @@ func TestEmulatorTamperedBlob(t *testing.T) {
 	}
 
 	var audits []map[string]any
-	for _, l := range e.logs.lines(t) {
+	for _, l := range logLines(t, e.logs) {
 		if l[obs.EventKey] == obs.EventDigestMismatch {
 			audits = append(audits, l)
 		}
