@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
@@ -206,7 +205,7 @@ func TestIndexerThroughTheRuntimeAPI(t *testing.T) {
 	if !audited {
 		t.Errorf("no %s audit event for %s in the function's output", obs.EventRejected, misnamedKey)
 	}
-	if got, want := metricSeries(t, cfg, namespace, obs.UploadRejected), []string{
+	if got, want := awstest.MetricSeries(t, cfg, namespace, obs.UploadRejected), []string{
 		"UploadRejected", "UploadRejected Reason=" + artifact.CodeTooLarge, "UploadRejected Reason=" + artifact.CodeNameMismatch,
 	}; !sameSet(got, want) {
 		t.Errorf("metric series %v, want %v", got, want)
@@ -271,27 +270,6 @@ func statusWithoutTimes(t testing.TB, st store.Store) *catalog.Status {
 		s.Rejections[i].Time = time.Time{}
 	}
 	return s
-}
-
-// metricSeries lists the series of metric in namespace ("Name" or "Name Dim=Value").
-func metricSeries(t testing.TB, cfg aws.Config, namespace, metric string) []string {
-	t.Helper()
-	out, err := cwmetrics.NewClient(cfg).ListMetrics(context.Background(), &cloudwatch.ListMetricsInput{
-		Namespace: aws.String(namespace), MetricName: aws.String(metric),
-	})
-	if err != nil {
-		t.Fatalf("ListMetrics: %v", err)
-	}
-	var series []string
-	for _, m := range out.Metrics {
-		s := aws.ToString(m.MetricName)
-		for _, d := range m.Dimensions {
-			s += " " + aws.ToString(d.Name) + "=" + aws.ToString(d.Value)
-		}
-		series = append(series, s)
-	}
-	slices.Sort(series)
-	return slices.Compact(series)
 }
 
 func sameSet(a, b []string) bool {

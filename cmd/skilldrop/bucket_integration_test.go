@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-
 	"github.com/skilldrop/skilldrop/internal/awstest"
-	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -77,20 +73,8 @@ func TestReindexOfABucketCountsItsRejections(t *testing.T) {
 	if strings.Contains(errOut, "metric not sent") {
 		t.Fatalf("a metric was not sent: %s", errOut)
 	}
-	listed, err := cwmetrics.NewClient(cfg).ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(ns)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var series []string
-	for _, m := range listed.Metrics {
-		s := aws.ToString(m.MetricName)
-		for _, d := range m.Dimensions {
-			s += " " + aws.ToString(d.Name) + "=" + aws.ToString(d.Value)
-		}
-		series = append(series, s)
-	}
-	slices.Sort(series)
-	if want := []string{"UploadRejected", "UploadRejected Reason=name_mismatch"}; !slices.Equal(slices.Compact(series), want) {
+	series := awstest.MetricSeries(t, cfg, ns, "")
+	if want := []string{"UploadRejected", "UploadRejected Reason=name_mismatch"}; !slices.Equal(series, want) {
 		t.Fatalf("metrics in %s: %q, want %q", ns, series, want)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
@@ -36,7 +34,7 @@ import (
 type emulated struct {
 	srv       *Server
 	s3        *s3.Client
-	cw        *cloudwatch.Client
+	cfg       aws.Config
 	bucket    string
 	namespace string
 	logs      *syncbuf.Buffer
@@ -47,7 +45,7 @@ type emulated struct {
 func newEmulated(t *testing.T) *emulated {
 	t.Helper()
 	cfg := awstest.Config(t)
-	e := &emulated{s3: awstest.S3(cfg), cw: cwmetrics.NewClient(cfg), bucket: awstest.Bucket(t, cfg), logs: &syncbuf.Buffer{}, clock: newClock()}
+	e := &emulated{s3: awstest.S3(cfg), cfg: cfg, bucket: awstest.Bucket(t, cfg), logs: &syncbuf.Buffer{}, clock: newClock()}
 	e.namespace = "SkilldropTest/" + awstest.Name(t, "server")
 	st := store.NewS3(cfg, e.bucket)
 	e.b = standardBucket(t, st)
@@ -67,7 +65,7 @@ func newEmulated(t *testing.T) *emulated {
 		t.Fatal(err)
 	}
 	logger := obs.NewLogger(e.logs, slog.LevelInfo)
-	sink, err := cwmetrics.New(e.cw, cwmetrics.Options{Namespace: e.namespace, Logger: logger})
+	sink, err := cwmetrics.New(cwmetrics.NewClient(e.cfg), cwmetrics.Options{Namespace: e.namespace, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,38 +159,10 @@ func TestEmulatorTamperedBlob(t *testing.T) {
 		t.Fatalf("the metric was not sent:\n%s", e.logs)
 	}
 
-	ctx := context.Background()
-	listed, err := e.cw.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(e.namespace), MetricName: aws.String(obs.DigestMismatch)})
-	if err != nil {
-		t.Fatalf("ListMetrics: %v", err)
-	}
-	var series []string
-	for _, m := range listed.Metrics {
-		s := aws.ToString(m.MetricName)
-		for _, d := range m.Dimensions {
-			s += " " + aws.ToString(d.Name) + "=" + aws.ToString(d.Value)
-		}
-		series = append(series, s)
-	}
-	slices.Sort(series)
-	series = slices.Compact(series)
-	if want := []string{"DigestMismatch", "DigestMismatch Skill=bundle-zip"}; !slices.Equal(series, want) {
+	if series, want := awstest.MetricSeries(t, e.cfg, e.namespace, obs.DigestMismatch), []string{"DigestMismatch", "DigestMismatch Skill=bundle-zip"}; !slices.Equal(series, want) {
 		t.Errorf("series %v, want %v", series, want)
 	}
-	stats, err := e.cw.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
-		Namespace:  aws.String(e.namespace),
-		MetricName: aws.String(obs.DigestMismatch),
-		Dimensions: []cwtypes.Dimension{{Name: aws.String(obs.DimensionSkill), Value: aws.String("bundle-zip")}},
-		StartTime:  aws.Time(start), EndTime: aws.Time(time.Now().Add(5 * time.Minute)),
-		Period: aws.Int32(60), Statistics: []cwtypes.Statistic{cwtypes.StatisticSum},
-	})
-	if err != nil {
-		t.Fatalf("GetMetricStatistics: %v", err)
-	}
-	var sum float64
-	for _, dp := range stats.Datapoints {
-		sum += aws.ToFloat64(dp.Sum)
-	}
+	sum := awstest.MetricSum(t, e.cfg, e.namespace, obs.DigestMismatch, map[string]string{obs.DimensionSkill: "bundle-zip"}, start, time.Now().Add(5*time.Minute))
 	if sum != 2 {
 		t.Errorf("DigestMismatch Skill=bundle-zip sums to %v, want 2", sum)
 	}

@@ -57,20 +57,7 @@ func TestCountIsVisibleWithAndWithoutDimension(t *testing.T) {
 	}
 	end := time.Now().Add(5 * time.Minute)
 
-	listed, err := client.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(ns)})
-	if err != nil {
-		t.Fatalf("ListMetrics: %v", err)
-	}
-	var series []string
-	for _, m := range listed.Metrics {
-		s := aws.ToString(m.MetricName)
-		for _, d := range m.Dimensions {
-			s += " " + aws.ToString(d.Name) + "=" + aws.ToString(d.Value)
-		}
-		series = append(series, s)
-	}
-	slices.Sort(series)
-	series = slices.Compact(series)
+	series := awstest.MetricSeries(t, cfg, ns, "")
 	want := []string{
 		"DigestMismatch",
 		"DigestMismatch Skill=alpha",
@@ -83,34 +70,15 @@ func TestCountIsVisibleWithAndWithoutDimension(t *testing.T) {
 		t.Errorf("ListMetrics series:\n got %q\nwant %q", series, want)
 	}
 
-	sum := func(name string, dims ...types.Dimension) float64 {
+	sum := func(name string, dims map[string]string) float64 {
 		t.Helper()
-		out, err := client.GetMetricStatistics(ctx, &cloudwatch.GetMetricStatisticsInput{
-			Namespace:  aws.String(ns),
-			MetricName: aws.String(name),
-			Dimensions: dims,
-			StartTime:  aws.Time(start),
-			EndTime:    aws.Time(end),
-			Period:     aws.Int32(60),
-			Statistics: []types.Statistic{types.StatisticSum},
-		})
-		if err != nil {
-			t.Fatalf("GetMetricStatistics %s %v: %v", name, dims, err)
-		}
-		total := 0.0
-		for _, p := range out.Datapoints {
-			total += aws.ToFloat64(p.Sum)
-		}
-		return total
-	}
-	dim := func(name, value string) types.Dimension {
-		return types.Dimension{Name: aws.String(name), Value: aws.String(value)}
+		return awstest.MetricSum(t, cfg, ns, name, dims, start, end)
 	}
 	// Without dimensions the alarm's series holds one datum per Count; where
 	// a dimensionless query also sums the dimensioned datums (moto), it
 	// holds twice that.
 	perCount := 1.0
-	if sum("Probe") > 0 {
+	if sum("Probe", nil) > 0 {
 		t.Log("the emulator sums dimensioned datums into dimensionless queries (moto); expecting both datums there")
 		perCount = 2
 	}
@@ -119,11 +87,11 @@ func TestCountIsVisibleWithAndWithoutDimension(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"DigestMismatch without dimensions (the alarm's series)", sum(obs.DigestMismatch), 3 * perCount},
-		{"DigestMismatch Skill=alpha", sum(obs.DigestMismatch, dim(obs.DimensionSkill, "alpha")), 2},
-		{"DigestMismatch Skill=beta", sum(obs.DigestMismatch, dim(obs.DimensionSkill, "beta")), 1},
-		{"UploadRejected without dimensions", sum(obs.UploadRejected), 1 * perCount},
-		{"UploadRejected Reason=name_mismatch", sum(obs.UploadRejected, dim(obs.DimensionReason, "name_mismatch")), 1},
+		{"DigestMismatch without dimensions (the alarm's series)", sum(obs.DigestMismatch, nil), 3 * perCount},
+		{"DigestMismatch Skill=alpha", sum(obs.DigestMismatch, map[string]string{obs.DimensionSkill: "alpha"}), 2},
+		{"DigestMismatch Skill=beta", sum(obs.DigestMismatch, map[string]string{obs.DimensionSkill: "beta"}), 1},
+		{"UploadRejected without dimensions", sum(obs.UploadRejected, nil), 1 * perCount},
+		{"UploadRejected Reason=name_mismatch", sum(obs.UploadRejected, map[string]string{obs.DimensionReason: "name_mismatch"}), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: Sum = %v, want %v", c.name, c.got, c.want)
