@@ -26,6 +26,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/samtemplate"
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -49,8 +50,8 @@ func bucketFiles(t testing.TB) map[string][]byte {
 	files := exampleFiles(t)
 	files[atTheCapKey] = zipOfSize(t, "at-the-cap", capBytes)
 	files[overTheCapKey] = zipOfSize(t, "over-the-cap", capBytes+1)
-	files[misnamedKey] = skillMD("someone-else", "Claims a name its key does not imply.")
-	files[shortLivedKey] = skillMD("short-lived", "Published, then deleted.")
+	files[misnamedKey] = []byte(skilltest.SkillMD("someone-else", "", "Claims a name its key does not imply."))
+	files[shortLivedKey] = []byte(skilltest.SkillMD("short-lived", "", "Published, then deleted."))
 	return files
 }
 
@@ -80,10 +81,6 @@ func exampleFiles(t testing.TB) map[string][]byte {
 	return files
 }
 
-func skillMD(name, description string) []byte {
-	return fmt.Appendf(nil, "---\nname: %s\ndescription: %s\n---\n# %s\n\nDo the thing.\n", name, description, name)
-}
-
 // zipOfSize returns a valid skill archive of exactly size bytes: SKILL.md
 // and a stored entry of incompressible (seeded pseudo-random, so
 // reproducible) padding, sized so that the archive lands on size. A stored
@@ -100,7 +97,7 @@ func zipOfSize(t testing.TB, name string, size int) []byte {
 			method uint16
 			body   []byte
 		}{
-			{"SKILL.md", zip.Deflate, skillMD(name, "An archive exactly at the artifact cap.")},
+			{"SKILL.md", zip.Deflate, []byte(skilltest.SkillMD(name, "", "An archive exactly at the artifact cap."))},
 			{"padding.bin", zip.Store, pseudoRandom(pad)},
 		} {
 			w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: e.method, Modified: modified})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -20,8 +21,8 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 	bucket := awstest.Bucket(t, cfg)
 	src := t.TempDir()
 	t.Chdir(src)
-	writeTree(t, src, map[string]string{
-		"deploy/SKILL.md":       skillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+	skilltest.WriteFiles(t, src, map[string]string{
+		"deploy/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
 		"deploy/scripts/run.sh": "echo deploy",
 		"bad.md":                "no frontmatter",
 	})
@@ -61,7 +62,7 @@ func TestReindexOfABucketCountsItsRejections(t *testing.T) {
 	bucket := awstest.Bucket(t, cfg)
 	ns := "SkilldropTest/" + awstest.Name(t, "cli")
 	ctx := context.Background()
-	if _, err := store.NewS3(cfg, bucket).Put(ctx, "skills/wrong.md", []byte(skillMD("other", "1", "Mismatch.")), store.PutOptions{}); err != nil {
+	if _, err := store.NewS3(cfg, bucket).Put(ctx, "skills/wrong.md", []byte(skilltest.SkillMD("other", "1", "Mismatch.")), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The Lambda's setting, as an operator's shell may have it, is the default.

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -91,14 +92,9 @@ func TestBinaryExitStatus(t *testing.T) {
 	}
 }
 
+// writeFile writes one file under dir and returns its path.
 func writeFile(t *testing.T, dir, name, body string) string {
 	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	skilltest.WriteFiles(t, dir, map[string]string{name: body})
+	return filepath.Join(dir, filepath.FromSlash(name))
 }

@@ -10,27 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
-
-func skillMD(name, version, description string) string {
-	return "---\nname: " + name + "\ndescription: " + description + "\nmetadata:\n  version: \"" + version + "\"\n---\n# " + name + "\n"
-}
-
-// writeTree writes files (relative path → content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func loadCatalog(t *testing.T, dir string) *catalog.Catalog {
 	t.Helper()
@@ -55,11 +38,11 @@ func TestPublishToADirectory(t *testing.T) {
 	bucket := t.TempDir()
 	src := t.TempDir()
 	t.Chdir(src)
-	writeTree(t, src, map[string]string{
-		"deploy/SKILL.md":       skillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+	skilltest.WriteFiles(t, src, map[string]string{
+		"deploy/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
 		"deploy/scripts/run.sh": "echo deploy",
-		"flat/SKILL.md":         skillMD("flat", "1", "One file."),
-		"flat-folder/SKILL.md":  skillMD("flat", "2", "The same name from another key."),
+		"flat/SKILL.md":         skilltest.SkillMD("flat", "1", "One file."),
+		"flat-folder/SKILL.md":  skilltest.SkillMD("flat", "2", "The same name from another key."),
 		"bad.md":                "no frontmatter",
 		"subagents/reviewer.md": "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
 	})
@@ -91,7 +74,7 @@ func TestPublishToADirectory(t *testing.T) {
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
-			writeTree(t, src, s.mutate)
+			skilltest.WriteFiles(t, src, s.mutate)
 			code, out, errOut := runCLI(append([]string{"publish", "--dir", bucket}, s.args...)...)
 			if code != s.code || !strings.Contains(out, s.stdout) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout with %q", code, out, errOut, s.code, s.stdout)
@@ -148,9 +131,9 @@ func TestPublishPrintsTheRealCode(t *testing.T) {
 	bucket := t.TempDir()
 	src := t.TempDir()
 	t.Chdir(src)
-	writeTree(t, src, map[string]string{
+	skilltest.WriteFiles(t, src, map[string]string{
 		"lat/SKILL.md":    "---\nname: lat\ndescription: Reserved.\nmetadata:\n  version: latest\n---\n",
-		"linked/SKILL.md": skillMD("linked", "1", "Has a link."),
+		"linked/SKILL.md": skilltest.SkillMD("linked", "1", "Has a link."),
 		"empty/notes.md":  "no SKILL.md",
 	})
 	if err := os.Symlink("/etc/passwd", filepath.Join(src, "linked", "passwd")); err != nil {
@@ -179,8 +162,8 @@ func TestPublishLeavesOutDotFiles(t *testing.T) {
 	bucket := t.TempDir()
 	src := t.TempDir()
 	t.Chdir(src)
-	writeTree(t, src, map[string]string{
-		"dotty/SKILL.md":   skillMD("dotty", "1", "Has secrets beside it."),
+	skilltest.WriteFiles(t, src, map[string]string{
+		"dotty/SKILL.md":   skilltest.SkillMD("dotty", "1", "Has secrets beside it."),
 		"dotty/.env":       "API_TOKEN=hunter2",
 		"dotty/.git/HEAD":  "ref: refs/heads/main",
 		"dotty/run.sh":     "echo run",

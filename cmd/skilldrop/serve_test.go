@@ -13,24 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 )
-
-func putFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func skillFile(name string) string {
-	return "---\nname: " + name + "\ndescription: " + name + " does a thing.\n---\n# " + name + "\n"
-}
 
 // eventually polls cond until it holds; the bound only keeps a broken
 // build from hanging, it is not the figure under test.
@@ -49,9 +36,11 @@ var servingLine = regexp.MustCompile(`on (http://127\.0\.0\.1:\d+) `)
 
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
-	putFile(t, filepath.Join(dir, "skills", "alpha.md"), skillFile("alpha"))
-	putFile(t, filepath.Join(dir, "skills", "secret.md"), skillFile("secret"))
-	putFile(t, filepath.Join(dir, "agent-skills.yaml"), "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n")
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/alpha.md":   skillDoc("alpha"),
+		"skills/secret.md":  skillDoc("secret"),
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n",
+	})
 	const key = "sk-local-key"
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +119,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("alpha url %s", a.URL)
 	}
 	code, body := get("/skills/alpha.md", "")
-	if d, err := digest.Parse(a.Digest); code != http.StatusOK || err != nil || !d.Verify(body) || string(body) != skillFile("alpha") {
+	if d, err := digest.Parse(a.Digest); code != http.StatusOK || err != nil || !d.Verify(body) || string(body) != skillDoc("alpha") {
 		t.Errorf("alpha: %d, digest %s", code, a.Digest)
 	}
 	if code, _ := get("/skills/secret.md", ""); code != http.StatusNotFound {
@@ -138,7 +127,7 @@ func TestServe(t *testing.T) {
 	}
 
 	// A new drop and a deletion are picked up while serving.
-	putFile(t, filepath.Join(dir, "skills", "beta.md"), skillFile("beta"))
+	skilltest.WriteFiles(t, dir, map[string]string{"skills/beta.md": skillDoc("beta")})
 	if err := os.Remove(filepath.Join(dir, "skills", "alpha.md")); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -14,14 +15,14 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 	if code, out, _ := runCLI("status", "--dir", bucket); code != exitOK || !strings.Contains(out, "no catalog yet") {
 		t.Fatalf("status of an unindexed directory: exit %d, %q", code, out)
 	}
-	writeTree(t, bucket, map[string]string{
-		"skills/alpha.md":           skillMD("alpha", "3", "Alpha."),
-		"skills/beta/SKILL.md":      skillMD("beta", "1", "Beta."),
+	skilltest.WriteFiles(t, bucket, map[string]string{
+		"skills/alpha.md":           skilltest.SkillMD("alpha", "3", "Alpha."),
+		"skills/beta/SKILL.md":      skilltest.SkillMD("beta", "1", "Beta."),
 		"skills/beta/notes.txt":     "beside",
-		"skills/wrong.md":           skillMD("other", "1", "Mismatch."),
+		"skills/wrong.md":           skilltest.SkillMD("other", "1", "Mismatch."),
 		"subagents/reviewer.md":     "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
 		"agent-skills.yaml":         "skills:\n  - name: alpha\n    visibility: authenticated\n",
-		"listings/l/skills/solo.md": skillMD("solo", "1", "Solo."),
+		"listings/l/skills/solo.md": skilltest.SkillMD("solo", "1", "Solo."),
 	})
 	code, out, errOut := runCLI("reindex", "--dir", bucket)
 	if code != exitOK {
@@ -66,7 +67,7 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 	if code, _, _ := runCLI("reindex", "--dir", bucket); code != exitOK {
 		t.Fatal(code)
 	}
-	writeTree(t, bucket, nil)
+	skilltest.WriteFiles(t, bucket, nil)
 	removeKey(t, bucket, "skills/alpha.md")
 	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK || !strings.Contains(out, "withdrawn skill alpha 3 skills/alpha.md") {
 		t.Fatalf("reindex after a deletion: exit %d\n%s", code, out)
@@ -101,8 +102,8 @@ func TestStatusAndReindexUsage(t *testing.T) {
 // and exits 1; a summary on stdout would read as a run that found nothing.
 func TestReindexThatFailsPrintsNoSummary(t *testing.T) {
 	bucket := t.TempDir()
-	writeTree(t, bucket, map[string]string{
-		"skills/alpha.md":      skillMD("alpha", "1", "Alpha."),
+	skilltest.WriteFiles(t, bucket, map[string]string{
+		"skills/alpha.md":      skilltest.SkillMD("alpha", "1", "Alpha."),
 		"catalog/catalog.json": "{not json",
 	})
 	code, out, errOut := runCLI("reindex", "--dir", bucket)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,54 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/publish"
 )
 
-func skillDoc(name string) string {
-	return "---\nname: " + name + "\ndescription: Does " + name + ".\n---\n# " + name + "\n"
-}
-
-func zipBytes(t *testing.T, files ...string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for i := 0; i < len(files); i += 2 {
-		fw, err := w.Create(files[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write([]byte(files[i+1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func tgzBytes(t *testing.T, files ...string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for i := 0; i < len(files); i += 2 {
-		if err := tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[i+1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+// skillDoc is a valid SKILL.md for name, without a version.
+func skillDoc(name string) string { return skilltest.SkillMD(name, "", "Does "+name+".") }
 
 func TestValidateCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -69,13 +25,13 @@ func TestValidateCommand(t *testing.T) {
 		"folder/deploy/SKILL.md":       []byte(skillDoc("deploy")),
 		"dotted/deploy/SKILL.md":       []byte(skillDoc("deploy")),
 		"dotted/deploy/.env":           []byte("TOKEN=secret"),
-		"deploy.zip":                   zipBytes(t, "SKILL.md", skillDoc("deploy"), "run.sh", "echo"),
-		"deploy.tgz":                   tgzBytes(t, "SKILL.md", skillDoc("deploy")),
+		"deploy.zip":                   skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy"), "run.sh": "echo"}),
+		"deploy.tgz":                   skilltest.TarGz(t, map[string]string{"SKILL.md": skillDoc("deploy")}),
 		"bucket/subagents/reviewer.md": []byte(agent),
 		"reviewer.md":                  []byte(agent),
 		"other.md":                     []byte(skillDoc("deploy")),
-		"evil/deploy.zip":              zipBytes(t, "SKILL.md", skillDoc("deploy"), "../../etc/cron.d/x", "boom"),
-		"mislabelled/deploy.tgz":       zipBytes(t, "SKILL.md", skillDoc("deploy")),
+		"evil/deploy.zip":              skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy"), "../../etc/cron.d/x": "boom"}),
+		"mislabelled/deploy.tgz":       skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy")}),
 		"notes.txt":                    []byte("x"),
 		"Bad.md":                       []byte(skillDoc("bad")),
 		"my skill/deploy.md":           []byte(skillDoc("deploy")),

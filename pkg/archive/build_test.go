@@ -18,11 +18,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 )
 
-func skillDoc(name string) string {
-	return "---\nname: " + name + "\ndescription: A test skill.\n---\n# " + name + "\n"
-}
+func skillDoc(name string) string { return skilltest.SkillMD(name, "", "A test skill.") }
 
 // file is one entry for the writers built on Go's archive packages.
 type file struct {

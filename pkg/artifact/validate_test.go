@@ -1,12 +1,12 @@
 package artifact
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
@@ -18,25 +18,6 @@ func skillDoc(name, extra string) string {
 
 func agentDoc(name string) string {
 	return "---\nname: " + name + "\ndescription: Reviews.\n---\nYou review.\n"
-}
-
-func zipOf(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for name, body := range files {
-		fw, err := w.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 func mustKey(t *testing.T, key string) Key {
@@ -51,7 +32,7 @@ func mustKey(t *testing.T, key string) Key {
 func TestValidateAccepts(t *testing.T) {
 	withVersion := skillDoc("deploy", "metadata:\n  version: \"1.10\"\n  subagent: reviewer\nfancy: 1\n")
 	plain := skillDoc("deploy", "")
-	archived := zipOf(t, map[string]string{"SKILL.md": skillDoc("deploy", "version: 2.0\n"), "run.sh": "#!/bin/sh\n"})
+	archived := skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy", "version: 2.0\n"), "run.sh": "#!/bin/sh\n"})
 	tests := []struct {
 		name     string
 		key      Key
@@ -95,7 +76,7 @@ func TestValidateAccepts(t *testing.T) {
 }
 
 func TestValidateRejects(t *testing.T) {
-	evil := zipOf(t, map[string]string{"SKILL.md": skillDoc("deploy", ""), "../evil": "x"})
+	evil := skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy", ""), "../evil": "x"})
 	tests := []struct {
 		name  string
 		key   Key
@@ -107,13 +88,13 @@ func TestValidateRejects(t *testing.T) {
 	}{
 		{"name mismatch, skill-md", mustKey(t, "skills/other.md"), []byte(skillDoc("deploy", "")), archive.Limits{}, CodeNameMismatch, "skills/other.md", nil},
 		{"name mismatch, folder", mustKey(t, "skills/other/SKILL.md"), []byte(skillDoc("deploy", "")), archive.Limits{}, CodeNameMismatch, "", nil},
-		{"name mismatch, archive", mustKey(t, "skills/other.zip"), zipOf(t, map[string]string{"SKILL.md": skillDoc("deploy", "")}), archive.Limits{}, CodeNameMismatch, "", nil},
+		{"name mismatch, archive", mustKey(t, "skills/other.zip"), skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy", "")}), archive.Limits{}, CodeNameMismatch, "", nil},
 		{"name mismatch, agent", mustKey(t, "subagents/other.md"), []byte(agentDoc("reviewer")), archive.Limits{}, CodeNameMismatch, "", nil},
 		{"an agent without a body", mustKey(t, "subagents/reviewer.md"), []byte("---\nname: reviewer\ndescription: d\n---\n"), archive.Limits{}, skillmd.CodeInvalidBody, "", new(*skillmd.Error)},
 		{"frontmatter error passes through", mustKey(t, "skills/deploy.md"), []byte("---\nname: deploy\n---\n"), archive.Limits{}, skillmd.CodeInvalidFrontmatter, "", new(*skillmd.Error)},
 		{"reserved version passes through", mustKey(t, "skills/deploy.md"), []byte(skillDoc("deploy", "version: latest\n")), archive.Limits{}, skillmd.CodeReservedVersion, "", new(*skillmd.Error)},
 		{"archive error passes through", mustKey(t, "skills/deploy.zip"), evil, archive.Limits{}, archive.CodePathTraversal, "../evil", new(*archive.Error)},
-		{"archive frontmatter error", mustKey(t, "skills/deploy.zip"), zipOf(t, map[string]string{"SKILL.md": "---\nname: deploy\n---\n"}), archive.Limits{}, skillmd.CodeInvalidFrontmatter, "SKILL.md", new(*skillmd.Error)},
+		{"archive frontmatter error", mustKey(t, "skills/deploy.zip"), skilltest.Zip(t, map[string]string{"SKILL.md": "---\nname: deploy\n---\n"}), archive.Limits{}, skillmd.CodeInvalidFrontmatter, "SKILL.md", new(*skillmd.Error)},
 		{"tar.gz key with zip bytes", mustKey(t, "skills/deploy.tgz"), evil, archive.Limits{}, archive.CodeFormatMismatch, "", nil},
 		{"size cap before anything else", mustKey(t, "skills/deploy.md"), bytes.Repeat([]byte{0xff}, archive.DefaultMaxArtifactBytes+1), archive.Limits{}, CodeTooLarge, "", nil},
 		{"lowered size cap", mustKey(t, "skills/deploy.md"), []byte(skillDoc("deploy", "")), archive.Limits{MaxArtifactBytes: 10}, CodeTooLarge, "", nil},

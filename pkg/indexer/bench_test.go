@@ -7,12 +7,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/skilldrop/skilldrop/pkg/pack"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // benchArchive is a zip of SKILL.md and 999 text files of about 4 KiB each
-// (4 MB of content that compresses about 3:1), within the default caps.
+// (4 MB of content that compresses about 3:1), within the default caps,
+// deflated by pack.Zip as skilldrop publish uploads a folder.
 func benchArchive(b *testing.B) []byte {
 	b.Helper()
 	words := strings.Fields("skill agent deploy review branch merge request pipeline cache index catalog digest blob version label listing bucket archive")
@@ -30,7 +33,15 @@ func benchArchive(b *testing.B) []byte {
 		}
 		files[fmt.Sprintf("docs/%02d/file-%03d.md", i%40, i)] = sb.String()
 	}
-	return zipOf(b, files)
+	fsys := fstest.MapFS{}
+	for name, body := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(body), Mode: 0o644}
+	}
+	data, err := pack.Zip(fsys, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
 }
 
 // BenchmarkIndexArchive1000 indexes a 1000-entry archive end to end against

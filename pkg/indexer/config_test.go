@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -92,7 +93,7 @@ func testConfigEntriesOfItsOwn(t *testing.T, mk envMaker) {
 	body := skillDoc("inline", "1", "Inline skill.")
 	agent := agentDoc("helper", "1")
 	fileSkill := skillDoc("from-file", "1", "From files/.")
-	archived := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("zipped", "3", "Archived in files/."))})
+	archived := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("zipped", "3", "Archived in files/."))})
 	e := mk(t)
 	e.put("files/from-file.md", fileSkill)
 	e.put("files/bundles/zipped.zip", archived)
@@ -230,7 +231,7 @@ func testConfigChangeReevaluatesWhatItTouches(t *testing.T, mk envMaker) {
 
 func testConfigCapsApplyAtValidation(t *testing.T, mk envMaker) {
 	e := mk(t)
-	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	three := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
 	e.drop("skills/x.zip", three)
 	// Lowering a cap re-validates the current bytes: reported, not withdrawn.
 	res := e.config("skills:\n  - name: x\n    max_entries: 2\n")
@@ -241,7 +242,7 @@ func testConfigCapsApplyAtValidation(t *testing.T, mk envMaker) {
 		t.Fatalf("entry %s", dump(en))
 	}
 	// New uploads are held to the lowered cap.
-	four := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Four files.")), "a": "a", "b": "b", "c": "c"})
+	four := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Four files.")), "a": "a", "b": "b", "c": "c"})
 	if got := rejectionCodes(e.drop("skills/x.zip", four)); !slices.Equal(got, []string{"too_many_entries"}) {
 		t.Fatalf("codes %v, want too_many_entries", got)
 	}
@@ -515,7 +516,7 @@ func testConfigRedeliveryWritesNothing(t *testing.T, mk envMaker) {
 func TestValidateAppliesTheCapsInForce(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	three := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
 	if _, err := e.ix.Validate(ctx, "skills/x.zip", three); err != nil {
 		t.Fatalf("valid under the service caps: %v", err)
 	}

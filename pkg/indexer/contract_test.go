@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -17,8 +18,8 @@ import (
 // testBucketContract drops one key of every row of DESIGN.md's bucket
 // contract and checks what it becomes.
 func testBucketContract(t *testing.T, mk envMaker) {
-	skillZip := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Zipped.")), "run.sh": "echo"})
-	skillTgz := tgzOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Tarred.")), "docs/a.md": "a"})
+	skillZip := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Zipped.")), "run.sh": "echo"})
+	skillTgz := skilltest.TarGz(t, map[string]string{"SKILL.md": string(skillDoc("x", "1.0", "Tarred.")), "docs/a.md": "a"})
 	tests := []struct {
 		name    string
 		key     string
@@ -218,7 +219,7 @@ func testNameMustMatchTheKey(t *testing.T, mk envMaker) {
 	}{
 		{"skills/x.md", skillDoc("y", "1", "Other name.")},
 		{"skills/x/SKILL.md", skillDoc("y", "1", "Other name.")},
-		{"skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("y", "1", "Other."))})},
+		{"skills/x.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("y", "1", "Other."))})},
 		{"listings/l/skills/x.md", skillDoc("y", "1", "Other name.")},
 		{"subagents/x.md", agentDoc("y", "1")},
 	}

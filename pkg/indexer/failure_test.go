@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -70,9 +71,9 @@ func scenario(t testing.TB, e *env) []string {
 	e.drop("skills/keep.md", skillDoc("keep", "1", "Kept."))
 	e.drop("skills/old.md", skillDoc("old", "1", "Deleted in the change."))
 	e.drop("skills/x.md", skillDoc("x", "1", "Owner."))
-	e.drop("skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Contender."))}))
+	e.drop("skills/x.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Contender."))}))
 	e.put("skills/keep.md", skillDoc("keep", "2", "Kept, updated."))
-	e.put("skills/new.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("new", "1", "New.")), "a": "a"}))
+	e.put("skills/new.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("new", "1", "New.")), "a": "a"}))
 	e.put("skills/bad.md", skillDoc("other", "1", "Mismatch."))
 	e.put(skillsconfig.Key, []byte("skills:\n  - name: keep\n    visibility: authenticated\n  - name: inline\n    body: |\n"+indent(skillDoc("inline", "1", "Inline."))))
 	e.del("skills/old.md")
@@ -191,7 +192,7 @@ func (h *hookStore) Get(ctx context.Context, key string, o store.GetOptions) (*s
 
 func TestAConfigLandingMeanwhileIsAppliedFirst(t *testing.T) {
 	e := newEnv(t)
-	three := zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
+	three := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
 	e.put("skills/x.zip", three)
 	other, err := New(Config{Store: e.st})
 	if err != nil {

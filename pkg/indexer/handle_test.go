@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 )
 
 // invoke hands payload to Handle through aws-lambda-go's own handler
@@ -186,7 +188,7 @@ func testEventsConverge(t *testing.T, mk envMaker) {
 		{"two uploads", []op{{"skills/x.md", skillDoc("x", "1", "One.")}, {"skills/x.md", skillDoc("x", "2", "Two.")}}, "2"},
 		{"upload then delete", []op{{"skills/x.md", skillDoc("x", "1", "One.")}, {"skills/x.md", nil}}, ""},
 		{"delete then upload again", []op{{"skills/x.md", skillDoc("x", "1", "One.")}, {"skills/x.md", nil}, {"skills/x.md", skillDoc("x", "3", "Three.")}}, "3"},
-		{"a replacement under another key", []op{{"skills/x.md", skillDoc("x", "1", "One.")}, {"skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Zip."))})}, {"skills/x.md", nil}}, "2"},
+		{"a replacement under another key", []op{{"skills/x.md", skillDoc("x", "1", "One.")}, {"skills/x.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Zip."))})}, {"skills/x.md", nil}}, "2"},
 	}
 	for _, tt := range tests {
 		for _, order := range permutations(len(tt.ops)) {

@@ -1,25 +1,20 @@
 package indexer
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
-	"github.com/skilldrop/skilldrop/pkg/pack"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -200,65 +195,12 @@ func dump(v any) string {
 
 // skillDoc is a SKILL.md; version "" leaves the label to the content digest.
 func skillDoc(name, version, description string) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nname: %s\ndescription: %s\n", name, description)
-	if version != "" {
-		fmt.Fprintf(&b, "metadata:\n  version: %q\n", version)
-	}
-	b.WriteString("---\n# " + name + "\n\nDo the thing.\n")
-	return []byte(b.String())
+	return []byte(skilltest.SkillMD(name, version, description))
 }
 
 // agentDoc is an agent.md.
 func agentDoc(name, version string) []byte {
-	v := ""
-	if version != "" {
-		v = fmt.Sprintf("version: %q\n", version)
-	}
-	return []byte(fmt.Sprintf("---\nname: %s\ndescription: The %s sub-agent.\n%s---\nYou review changes.\n", name, name, v))
-}
-
-// zipOf packs files (name → content) with pack.Zip.
-func zipOf(t testing.TB, files map[string]string) []byte {
-	t.Helper()
-	fsys := fstest.MapFS{}
-	for name, body := range files {
-		fsys[name] = &fstest.MapFile{Data: []byte(body), Mode: 0o644}
-	}
-	b, err := pack.Zip(fsys, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// tgzOf builds a .tar.gz of files (name → content), in name order.
-func tgzOf(t testing.TB, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		hdr := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(files[n])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return []byte(skilltest.AgentMD(name, version, "The "+name+" sub-agent."))
 }
 
 // consistent checks the invariant every catalog write keeps: every version

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -60,8 +61,8 @@ func buildHistory(t *testing.T, mk envMaker) *env {
 	// The owner's key sorts first: S3 times objects to the second, and a
 	// re-index from scratch breaks a tie between claimants by key.
 	e.drop("skills/gamma.md", skillDoc("gamma", "1", "Gamma."))
-	e.drop("skills/gamma.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("gamma", "9", "Gamma contender.")), "a.txt": "a"}))
-	e.drop("skills/delta.tgz", tgzOf(t, map[string]string{"SKILL.md": string(skillDoc("delta", "", "Delta."))}))
+	e.drop("skills/gamma.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("gamma", "9", "Gamma contender.")), "a.txt": "a"}))
+	e.drop("skills/delta.tgz", skilltest.TarGz(t, map[string]string{"SKILL.md": string(skillDoc("delta", "", "Delta."))}))
 	e.drop("skills/gone.md", skillDoc("gone", "1", "Gone."))
 	e.remove("skills/gone.md")
 	e.drop("skills/bad.md", skillDoc("other", "1", "Mismatch."))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -154,7 +155,7 @@ func testRedeliveredRejectionIsRecordedOnce(t *testing.T, mk envMaker) {
 func testNameConflictAndTakeover(t *testing.T, mk envMaker) {
 	e := mk(t)
 	e.drop("skills/x.md", skillDoc("x", "1", "Flat."))
-	res := e.drop("skills/x.zip", zipOf(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Zipped."))}))
+	res := e.drop("skills/x.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "2", "Zipped."))}))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{"name_conflict"}) {
 		t.Fatalf("codes %v, want name_conflict", got)
 	}

@@ -1,15 +1,12 @@
 package manifest
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -86,49 +83,15 @@ func agentMD(name, label string) []byte {
 		"\nmetadata:\n  version: \"" + label + "\"\n---\nYou are " + name + ".\n")
 }
 
-// zipOf stores (no compression) so the bytes do not depend on the Go version.
+// zipOf is a skill folder (SKILL.md and a script) as a zip; skilltest's
+// archives are reproducible, so the golden documents' digests hold.
 func zipOf(t testing.TB, skill []byte) []byte {
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{"SKILL.md", skill}, {"scripts/run.sh", []byte("#!/bin/sh\necho ok\n")}} {
-		fw, err := w.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Store, Modified: t0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fw.Write(f.body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return skilltest.Zip(t, map[string]string{"SKILL.md": string(skill), "scripts/run.sh": "#!/bin/sh\necho ok\n"})
 }
 
-// tarGzOf does not compress, for the same reason as zipOf.
+// tarGzOf is SKILL.md alone as a .tar.gz.
 func tarGzOf(t testing.TB, skill []byte) []byte {
-	var buf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&buf, gzip.NoCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(gz)
-	if err := tw.WriteHeader(&tar.Header{Name: "SKILL.md", Mode: 0o644, Size: int64(len(skill)), ModTime: t0, Typeflag: tar.TypeReg}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(skill); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return skilltest.TarGz(t, map[string]string{"SKILL.md": string(skill)})
 }
 
 // Names in the fixture that an anonymous caller must never see, and that

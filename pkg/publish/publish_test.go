@@ -10,32 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
-func doc(name string) string {
-	return "---\nname: " + name + "\ndescription: The " + name + " skill.\n---\n# " + name + "\n"
-}
+func doc(name string) string { return skilltest.SkillMD(name, "", "The "+name+" skill.") }
 
-func agent(name string) string {
-	return "---\nname: " + name + "\ndescription: The " + name + " sub-agent.\n---\nYou help.\n"
-}
+func agent(name string) string { return skilltest.AgentMD(name, "", "The "+name+" sub-agent.") }
 
 // tree writes files (relative path → content) under a new directory.
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	skilltest.WriteFiles(t, dir, files)
 	return dir
 }
 
