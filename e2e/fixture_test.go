@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
@@ -171,68 +168,17 @@ func watchedPrefixes(t testing.TB) []string {
 	return prefixes
 }
 
-// eventQueue routes bucket's notifications for the watched prefixes to a new
-// queue, the way moto can deliver them (it runs no Lambda code on a trigger).
-type eventQueue struct {
-	client *sqs.Client
-	url    string
+// newEventQueue routes bucket's notifications for template.yaml's prefixes
+// to a new queue, where each message must decode as the indexer decodes it.
+func newEventQueue(t testing.TB, cfg aws.Config, bucket string) *awstest.EventQueue {
+	t.Helper()
+	return awstest.RouteEvents(t, cfg, bucket, watchedPrefixes(t), eventRecords)
 }
 
-func newEventQueue(t testing.TB, cfg aws.Config, bucket string) *eventQueue {
-	t.Helper()
-	url, arn := awstest.Queue(t, cfg)
-	var confs []s3types.QueueConfiguration
-	for i, p := range watchedPrefixes(t) {
-		confs = append(confs, s3types.QueueConfiguration{
-			Id:       aws.String(fmt.Sprintf("skilldrop-%d", i)),
-			QueueArn: aws.String(arn),
-			Events:   []s3types.Event{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"},
-			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{
-				FilterRules: []s3types.FilterRule{{Name: s3types.FilterRuleNamePrefix, Value: aws.String(p)}},
-			}},
-		})
-	}
-	_, err := awstest.S3(cfg).PutBucketNotificationConfiguration(context.Background(), &s3.PutBucketNotificationConfigurationInput{
-		Bucket:                    aws.String(bucket),
-		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: confs},
-	})
-	if err != nil {
-		t.Fatalf("route the notifications of %s to a queue: %v", bucket, err)
-	}
-	return &eventQueue{client: sqs.NewFromConfig(cfg), url: url}
-}
-
-// receive returns the bodies of the queue's messages, in the order received,
-// until they hold records records (an s3:TestEvent holds none), and deletes
-// them from the queue.
-func (q *eventQueue) receive(t testing.TB, records int) [][]byte {
-	t.Helper()
-	ctx := context.Background()
-	var bodies [][]byte
-	got := 0
-	deadline := time.Now().Add(60 * time.Second)
-	for got < records {
-		if time.Now().After(deadline) {
-			t.Fatalf("received %d of %d event records from the emulator", got, records)
-		}
-		out, err := q.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &q.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-		if err != nil {
-			t.Fatalf("receive: %v", err)
-		}
-		for _, m := range out.Messages {
-			body := []byte(aws.ToString(m.Body))
-			p, err := indexer.DecodePayload(body)
-			if err != nil {
-				t.Fatalf("the emulator's message does not decode: %v\n%s", err, body)
-			}
-			got += len(p.Hints)
-			bodies = append(bodies, body)
-			if _, err := q.client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &q.url, ReceiptHandle: m.ReceiptHandle}); err != nil {
-				t.Fatalf("delete message: %v", err)
-			}
-		}
-	}
-	return bodies
+// eventRecords counts the records of an event message as the indexer reads it.
+func eventRecords(body []byte) (int, error) {
+	p, err := indexer.DecodePayload(body)
+	return len(p.Hints), err
 }
 
 // apiKeys is an API key and the SSM SecureString holding its hash, as the

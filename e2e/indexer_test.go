@@ -110,7 +110,7 @@ func TestIndexerThroughTheRuntimeAPI(t *testing.T) {
 
 	upload(t, s3c, rieBucket, files)
 	upload(t, s3c, refBucket, files)
-	bodies := queue.receive(t, len(files))
+	bodies := queue.Receive(t, len(files))
 
 	ctx := context.Background()
 	// invoke hands payload to the binary and, renamed to the second bucket,
@@ -171,7 +171,7 @@ func TestIndexerThroughTheRuntimeAPI(t *testing.T) {
 	// A deletion: moto sends ObjectRemoved:Delete on an unversioned bucket.
 	remove(t, s3c, rieBucket, shortLivedKey)
 	remove(t, s3c, refBucket, shortLivedKey)
-	for _, body := range queue.receive(t, 1) {
+	for _, body := range queue.Receive(t, 1) {
 		r := invoke("deletion", body)
 		if len(r.Withdrawn) != 1 || r.Withdrawn[0].Name != "short-lived" {
 			t.Errorf("deleting %s withdrew %v", shortLivedKey, r.Withdrawn)

@@ -69,7 +69,7 @@ func TestColdStart(t *testing.T) {
 	files := exampleFiles(t)
 	upload(t, awstest.S3(cfg), bucket, files)
 	const key = "skills/deploy-via-pr.md"
-	event := eventFor(t, queue.receive(t, len(files)), key)
+	event := eventFor(t, queue.Receive(t, len(files)), key)
 	namespace := metricNamespace(t)
 	if _, err := inProcessIndexer(t, cfg, bucket, namespace).Reindex(context.Background()); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func BenchmarkWarmIndex(b *testing.B) {
 	queue := newEventQueue(b, cfg, bucket)
 	files := exampleFiles(b)
 	upload(b, awstest.S3(cfg), bucket, files)
-	event := eventFor(b, queue.receive(b, len(files)), "skills/deploy-via-pr.md")
+	event := eventFor(b, queue.Receive(b, len(files)), "skills/deploy-via-pr.md")
 	namespace := metricNamespace(b)
 	fn := startIndexer(b, bucket, namespace)
 	fn.mustInvoke(b, []byte(indexer.ReindexPayload))

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -52,60 +51,11 @@ func TestS3(t *testing.T) {
 // indexer's own writes (blobs/, catalog/) never notify it.
 var watchedPrefixes = []string{"skills/", "listings/", "subagents/", "files/", "agent-skills.yaml"}
 
-// notifyQueue routes the bucket's notifications for the watched prefixes
-// to a new queue, and returns a function that receives the bodies of the
-// messages until it has seen want records (s3:TestEvent messages count as none).
-func notifyQueue(t *testing.T, cfg aws.Config, bucket string) func(want int) [][]byte {
-	t.Helper()
-	ctx := context.Background()
-	qURL, qARN := awstest.Queue(t, cfg)
-	var confs []s3types.QueueConfiguration
-	for i, p := range watchedPrefixes {
-		confs = append(confs, s3types.QueueConfiguration{
-			Id:       aws.String(fmt.Sprintf("skilldrop-%d", i)),
-			QueueArn: aws.String(qARN),
-			Events:   []s3types.Event{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"},
-			Filter: &s3types.NotificationConfigurationFilter{Key: &s3types.S3KeyFilter{
-				FilterRules: []s3types.FilterRule{{Name: s3types.FilterRuleNamePrefix, Value: aws.String(p)}},
-			}},
-		})
-	}
-	_, err := awstest.S3(cfg).PutBucketNotificationConfiguration(ctx, &s3.PutBucketNotificationConfigurationInput{
-		Bucket:                    aws.String(bucket),
-		NotificationConfiguration: &s3types.NotificationConfiguration{QueueConfigurations: confs},
-	})
-	if err != nil {
-		t.Fatalf("route notifications to the queue: %v", err)
-	}
-	client := sqs.NewFromConfig(cfg)
-	return func(want int) [][]byte {
-		t.Helper()
-		var bodies [][]byte
-		got := 0
-		deadline := time.Now().Add(30 * time.Second)
-		for got < want {
-			if time.Now().After(deadline) {
-				t.Fatalf("received %d of %d event records from the emulator", got, want)
-			}
-			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &qURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range out.Messages {
-				body := []byte(aws.ToString(m.Body))
-				p, err := DecodePayload(body)
-				if err != nil {
-					t.Fatalf("the emulator's message does not decode: %v\n%s", err, body)
-				}
-				got += len(p.Hints)
-				bodies = append(bodies, body)
-				if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &qURL, ReceiptHandle: m.ReceiptHandle}); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		return bodies
-	}
+// eventRecords counts the records of an event message as the indexer
+// reads it, failing on one it cannot decode.
+func eventRecords(body []byte) (int, error) {
+	p, err := DecodePayload(body)
+	return len(p.Hints), err
 }
 
 // TestEventsFromTheEmulator indexes from the event records the emulator
@@ -115,13 +65,13 @@ func TestEventsFromTheEmulator(t *testing.T) {
 	cfg := awstest.Config(t)
 	e := newS3EnvFor(t, cfg)
 	bucket := e.ix.bucket
-	receive := notifyQueue(t, cfg, bucket)
+	queue := awstest.RouteEvents(t, cfg, bucket, watchedPrefixes, eventRecords)
 	ctx := context.Background()
 	e.put("skills/a.md", skillDoc("a", "1", "A."))
 	e.put("listings/partner-a/skills/c.md", skillDoc("c", "1", "C in a listing."))
 	e.put("subagents/b/agent.md", agentDoc("b", "1"))
 	e.put("agent-skills.yaml", []byte("skills:\n  - name: a\n    visibility: authenticated\n"))
-	bodies := receive(4)
+	bodies := queue.Receive(t, 4)
 	tests := 0
 	for _, body := range bodies {
 		if p, _ := DecodePayload(body); p.TestEvents > 0 {
@@ -156,7 +106,7 @@ func TestEventsFromTheEmulator(t *testing.T) {
 	}
 	// A deletion in an unversioned bucket sends ObjectRemoved:Delete.
 	e.del("skills/a.md")
-	for _, body := range receive(1) {
+	for _, body := range queue.Receive(t, 1) {
 		if !strings.Contains(string(body), "ObjectRemoved") {
 			t.Fatalf("expected a removal, got %s", body)
 		}
@@ -170,7 +120,7 @@ func TestEventsFromTheEmulator(t *testing.T) {
 	// The indexer's own writes (blobs/, catalog/) notified nothing: a
 	// marker written now is the next and only message.
 	e.put("files/marker.md", []byte("marker"))
-	for _, body := range receive(1) {
+	for _, body := range queue.Receive(t, 1) {
 		if strings.Contains(string(body), "blobs%2F") || strings.Contains(string(body), "catalog%2F") ||
 			strings.Contains(string(body), "blobs/") || strings.Contains(string(body), "catalog/") {
 			t.Fatalf("the indexer's own write sent an event: %s", body)
