@@ -26,23 +26,9 @@ type Agent struct {
 
 // ParseAgent parses and validates an agent.md document.
 func ParseAgent(doc []byte) (*Agent, error) {
-	front, body, err := split(doc)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := decode(front)
-	if err != nil {
-		return nil, err
-	}
-	a := &Agent{Body: body}
-	seen := map[string]bool{}
-	for _, f := range fields {
-		seen[f.key] = true
+	a := &Agent{}
+	h, body, err := parseHead(doc, func(f field) (err error) {
 		switch f.key {
-		case "name":
-			a.Name, err = scalar(f)
-		case "description":
-			a.Description, err = str(f)
 		case "tools":
 			a.Tools, err = stringList(f)
 		case "modelRole":
@@ -64,29 +50,15 @@ func ParseAgent(doc []byte) (*Agent, error) {
 			if b, err = boolean(f); err == nil {
 				a.EmitStructuredFindings = &b
 			}
-		case "metadata":
-			a.Metadata, err = stringMap(f)
-		case "version":
-			a.Version, err = scalar(f)
 		default:
 			a.Warnings = append(a.Warnings, fmt.Sprintf("unknown frontmatter key %q ignored", clip(f.key)))
 		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !seen["name"] {
-		return nil, fail(CodeInvalidFrontmatter, "name", "is required")
-	}
-	if err := ValidateName(a.Name); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if !seen["description"] {
-		return nil, fail(CodeInvalidFrontmatter, "description", "is required")
-	}
-	if err := checkLen("description", a.Description, 1, MaxDescriptionLen); err != nil {
-		return nil, err
-	}
+	a.Name, a.Description, a.Metadata, a.Version, a.Body = h.name, h.description, h.metadata, h.version, body
 	if _, err := a.VersionLabel(); err != nil {
 		return nil, err
 	}

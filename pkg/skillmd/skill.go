@@ -34,33 +34,15 @@ var knownSkillExtras = map[string]bool{
 
 // ParseSkill parses and validates a SKILL.md document.
 func ParseSkill(doc []byte) (*Skill, error) {
-	front, body, err := split(doc)
-	if err != nil {
-		return nil, err
-	}
-	fields, err := decode(front)
-	if err != nil {
-		return nil, err
-	}
-	s := &Skill{Body: body}
-	seen := map[string]bool{}
-	for _, f := range fields {
-		seen[f.key] = true
+	s := &Skill{}
+	h, body, err := parseHead(doc, func(f field) (err error) {
 		switch f.key {
-		case "name":
-			s.Name, err = scalar(f)
-		case "description":
-			s.Description, err = str(f)
 		case "license":
 			s.License, err = scalar(f)
 		case "compatibility":
 			s.Compatibility, err = str(f)
 		case "allowed-tools":
 			s.AllowedTools, err = stringList(f)
-		case "metadata":
-			s.Metadata, err = stringMap(f)
-		case "version":
-			s.Version, err = scalar(f)
 		default:
 			if knownSkillExtras[f.key] {
 				if v, e := scalar(f); e == nil {
@@ -69,26 +51,16 @@ func ParseSkill(doc []byte) (*Skill, error) {
 					}
 					s.Extras[f.key] = v
 				}
-				continue
+				return nil
 			}
 			s.Warnings = append(s.Warnings, fmt.Sprintf("unknown frontmatter key %q ignored", clip(f.key)))
 		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !seen["name"] {
-		return nil, fail(CodeInvalidFrontmatter, "name", "is required")
-	}
-	if err := ValidateName(s.Name); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if !seen["description"] {
-		return nil, fail(CodeInvalidFrontmatter, "description", "is required")
-	}
-	if err := checkLen("description", s.Description, 1, MaxDescriptionLen); err != nil {
-		return nil, err
-	}
+	s.Name, s.Description, s.Metadata, s.Version, s.Body = h.name, h.description, h.metadata, h.version, body
 	if err := checkLen("compatibility", s.Compatibility, 0, MaxCompatibilityLen); err != nil {
 		return nil, err
 	}

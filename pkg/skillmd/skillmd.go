@@ -190,6 +190,62 @@ func decode(front []byte) ([]field, error) {
 	return fields, nil
 }
 
+// head is the frontmatter SKILL.md and agent.md share.
+type head struct {
+	name, description, version string
+	metadata                   map[string]string
+}
+
+// parseHead splits doc and reads its frontmatter key by key, in document
+// order: the keys both documents share into a head, every other one
+// through other (a document's own keys, and its warning for an unknown
+// one). The first error in document order is returned. Then it requires a
+// valid name and a description of 1 to MaxDescriptionLen characters, in
+// that order, and returns the body.
+func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
+	front, body, err := split(doc)
+	if err != nil {
+		return head{}, nil, err
+	}
+	fields, err := decode(front)
+	if err != nil {
+		return head{}, nil, err
+	}
+	var h head
+	seen := map[string]bool{}
+	for _, f := range fields {
+		seen[f.key] = true
+		switch f.key {
+		case "name":
+			h.name, err = scalar(f)
+		case "description":
+			h.description, err = str(f)
+		case "metadata":
+			h.metadata, err = stringMap(f)
+		case "version":
+			h.version, err = scalar(f)
+		default:
+			err = other(f)
+		}
+		if err != nil {
+			return head{}, nil, err
+		}
+	}
+	if !seen["name"] {
+		return head{}, nil, fail(CodeInvalidFrontmatter, "name", "is required")
+	}
+	if err := ValidateName(h.name); err != nil {
+		return head{}, nil, err
+	}
+	if !seen["description"] {
+		return head{}, nil, fail(CodeInvalidFrontmatter, "description", "is required")
+	}
+	if err := checkLen("description", h.description, 1, MaxDescriptionLen); err != nil {
+		return head{}, nil, err
+	}
+	return h, body, nil
+}
+
 // scalar returns the raw text of a scalar node: "1.10" stays "1.10".
 func scalar(f field) (string, error) {
 	n := resolve(f.node)
