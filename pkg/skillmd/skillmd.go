@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -174,6 +175,9 @@ func decode(front []byte) ([]field, error) {
 	if m.Kind != yaml.MappingNode {
 		return nil, fail(CodeInvalidFrontmatter, "", "frontmatter must be a YAML mapping")
 	}
+	if err := singleMeaning(m); err != nil {
+		return nil, err
+	}
 	fields := make([]field, 0, len(m.Content)/2)
 	seen := make(map[string]bool, len(m.Content)/2)
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -188,6 +192,46 @@ func decode(front []byte) ([]field, error) {
 		fields = append(fields, field{key: k.Value, node: m.Content[i+1]})
 	}
 	return fields, nil
+}
+
+// singleMeaning refuses YAML whose meaning depends on the parser: anchors,
+// aliases and merge keys ("<<"), which YAML 1.1 parsers (js-yaml, PyYAML)
+// apply and 1.2 ones treat as an ordinary key, so an agent runtime could see
+// fields the catalog never recorded. Frontmatter has no use for them.
+func singleMeaning(n *yaml.Node) error {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return fail(CodeInvalidFrontmatter, "", "YAML anchors and aliases are not accepted: other parsers resolve them differently")
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value == "<<" && k.Style == 0 {
+				return fail(CodeInvalidFrontmatter, "<<", "YAML merge keys are not accepted: other parsers resolve them differently")
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if err := singleMeaning(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yaml11NonString matches plain scalars that a name may spell but that YAML
+// 1.1 parsers read as a number, a boolean or null: "0x1f" is 31 to them.
+var yaml11NonString = regexp.MustCompile(`^(yes|no|on|off|true|false|null|[0-9][0-9_]*|0x[0-9a-f_]+|0b[01_]+|0o[0-7_]+)$`)
+
+// nameOf reads the name: any scalar, but written quoted when an unquoted
+// spelling would not be a string to every YAML parser.
+func nameOf(f field) (string, error) {
+	v, err := scalar(f)
+	if err != nil {
+		return "", err
+	}
+	if n := resolve(f.node); n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 && yaml11NonString.MatchString(v) {
+		return "", fail(CodeInvalidFrontmatter, f.key, "write %q quoted: unquoted, YAML 1.1 parsers read it as a number or boolean", v)
+	}
+	return v, nil
 }
 
 // head is the frontmatter SKILL.md and agent.md share.
@@ -217,7 +261,7 @@ func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
 		seen[f.key] = true
 		switch f.key {
 		case "name":
-			h.name, err = scalar(f)
+			h.name, err = nameOf(f)
 		case "description":
 			h.description, err = str(f)
 		case "metadata":

@@ -34,7 +34,14 @@ func TestParseSkill(t *testing.T) {
 		{"double hyphen", doc("name: a--b\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
 		{"65 chars", doc("name: "+strings.Repeat("a", 65)+"\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
 		{"underscore", doc("name: a_b\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
-		{"numeric name", doc("name: 123\ndescription: d\n", ""), "", ""},
+		{"quoted numeric name", doc("name: \"123\"\ndescription: d\n", ""), "", ""},
+		{"unquoted numeric name", doc("name: 123\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
+		{"unquoted hex-looking name", doc("name: 0x1f\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
+		{"unquoted yes", doc("name: yes\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
+		{"quoted yes", doc("name: 'yes'\ndescription: d\n", ""), "", ""},
+		{"merge key", doc("name: a\ndescription: d\n<<: {allowed-tools: 'Bash(*)'}\n", ""), CodeInvalidFrontmatter, "<<"},
+		{"anchor", doc("name: &n a\ndescription: d\n", ""), CodeInvalidFrontmatter, ""},
+		{"nested alias", doc("name: a\ndescription: d\nmetadata:\n  a: &x v\n  b: *x\n", ""), CodeInvalidFrontmatter, ""},
 		{"list name", doc("name: [a]\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
 		{"null name", doc("name:\ndescription: d\n", ""), CodeInvalidFrontmatter, "name"},
 		{"reserved name", doc("name: v1\ndescription: d\n", ""), CodeReservedName, "name"},
@@ -50,7 +57,7 @@ func TestParseSkill(t *testing.T) {
 		{"invalid utf8 body", doc("name: a\ndescription: d\n", "\xff\xfe"), CodeInvalidBody, ""},
 		{"invalid utf8 frontmatter", doc("name: a\ndescription: \xff\n", ""), CodeInvalidFrontmatter, ""},
 		{"huge frontmatter", doc("name: a\ndescription: d\nx: "+long(MaxFrontmatterBytes)+"\n", ""), CodeInvalidFrontmatter, ""},
-		{"alias bomb", doc("a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\nname: a\n", ""), CodeInvalidFrontmatter, "description"},
+		{"alias bomb", doc("a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\nname: a\n", ""), CodeInvalidFrontmatter, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
