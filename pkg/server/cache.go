@@ -171,9 +171,8 @@ type snapshot struct {
 	visibleOnce [2]sync.Once
 	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
 
-	mu            sync.Mutex
-	renders       map[renderKey]*renderSlot
-	nativeRenders map[nativeKey]*nativeSlot
+	renders       *keptOnce[renderKey, indexRender]
+	nativeRenders *keptOnce[nativeKey, nativeRender]
 
 	pageSets [2][2]pageSet // by kind (skill, sub-agent) and auth class
 }
@@ -194,14 +193,60 @@ type renderKey struct {
 	origin        string
 }
 
-type renderSlot struct {
-	once  sync.Once
+// indexRender is an RFC index or listing as snapshot.index returns it.
+type indexRender struct {
 	doc   *rendered
 	found bool
 }
 
 func newSnapshot(v *catalog.View) *snapshot {
-	return &snapshot{view: v, renders: map[renderKey]*renderSlot{}, nativeRenders: map[nativeKey]*nativeSlot{}}
+	return &snapshot{
+		view:          v,
+		renders:       newKeptOnce[renderKey, indexRender](maxRenders),
+		nativeRenders: newKeptOnce[nativeKey, nativeRender](maxNativeRenders),
+	}
+}
+
+// keptOnce computes a value once per key and keeps it, for at most max
+// keys: past the bound a key's value is computed on every call and not
+// kept, since the keys callers can name are unbounded.
+type keptOnce[K comparable, V any] struct {
+	mu    sync.Mutex
+	max   int
+	slots map[K]*onceSlot[V]
+}
+
+type onceSlot[V any] struct {
+	once sync.Once
+	v    V
+}
+
+func newKeptOnce[K comparable, V any](max int) *keptOnce[K, V] {
+	return &keptOnce[K, V]{max: max, slots: map[K]*onceSlot[V]{}}
+}
+
+// get returns key's value, computing it with compute on the first call for
+// a kept key (concurrent first calls wait for that one computation).
+func (m *keptOnce[K, V]) get(key K, compute func() V) V {
+	m.mu.Lock()
+	slot, ok := m.slots[key]
+	if !ok && len(m.slots) < m.max {
+		slot = &onceSlot[V]{}
+		m.slots[key] = slot
+	}
+	m.mu.Unlock()
+	if slot == nil {
+		return compute()
+	}
+	slot.once.Do(func() { slot.v = compute() })
+	return slot.v
+}
+
+// size is how many keys are kept.
+func (m *keptOnce[K, V]) size() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.slots)
 }
 
 // index returns the rendered RFC index (listing "") or a listing's; found
@@ -225,18 +270,11 @@ func (s *snapshot) index(listing string, authenticated bool, base *url.URL) (doc
 		}
 	}
 	key := renderKey{listing: listing, authenticated: authenticated, origin: discovery.Origin(base)}
-	s.mu.Lock()
-	slot, ok := s.renders[key]
-	if !ok && len(s.renders) < maxRenders {
-		slot = &renderSlot{}
-		s.renders[key] = slot
-	}
-	s.mu.Unlock()
-	if slot == nil {
-		return render()
-	}
-	slot.once.Do(func() { slot.doc, slot.found = render() })
-	return slot.doc, slot.found
+	r := s.renders.get(key, func() indexRender {
+		doc, found := render()
+		return indexRender{doc, found}
+	})
+	return r.doc, r.found
 }
 
 // rendered is a JSON document ready to send: its bytes, a strong ETag, and

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -90,15 +89,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 		writeError(w, r, http.StatusForbidden, codeForbidden, "Forbidden: invalid Host header.")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeError(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "The request body is too large.")
-			return
-		}
-		rq.log.Warn("mcp: read request body", "error", err)
-		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The request body could not be read.")
+	body, ok := readBody(w, r, rq, s.maxBody, "mcp")
+	if !ok {
 		return
 	}
 	snap, ok := s.snapshot(w, r, rq)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -125,15 +124,8 @@ func (s *Server) serveCheckUpdates(w http.ResponseWriter, r *http.Request, rq *r
 		return
 	}
 	limit := min(s.maxBody, manifest.MaxCheckUpdatesBody)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeError(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "The request body is too large.")
-			return
-		}
-		rq.log.Warn("check-updates: read request body", "error", err)
-		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The request body could not be read.")
+	body, ok := readBody(w, r, rq, limit, "check-updates")
+	if !ok {
 		return
 	}
 	queries, err := manifest.ParseUpdateQueries(body)
@@ -191,11 +183,11 @@ type nativeKey struct {
 	authenticated bool
 }
 
-type nativeSlot struct {
-	once sync.Once
-	doc  *rendered
-	res  manifest.Result
-	err  error
+// nativeRender is a native document as snapshot.native returns it.
+type nativeRender struct {
+	doc *rendered
+	res manifest.Result
+	err error
 }
 
 // pageSet is the page hrefs one collection's index advertises to one auth
@@ -213,21 +205,12 @@ func (s *snapshot) native(path string, query url.Values, authenticated bool, bas
 	if !s.keepsNative(path, authenticated) {
 		return resolveNative(s.view, path, query, authenticated, base, oneShotLevel)
 	}
-	key := nativeKey{path: path, authenticated: authenticated}
-	s.mu.Lock()
-	slot, ok := s.nativeRenders[key]
-	if !ok && len(s.nativeRenders) < maxNativeRenders {
-		slot = &nativeSlot{}
-		s.nativeRenders[key] = slot
-	}
-	s.mu.Unlock()
-	if slot == nil {
-		return resolveNative(s.view, path, nil, authenticated, base, keptLevel)
-	}
-	slot.once.Do(func() {
-		slot.doc, slot.res, slot.err = resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+	// Kept documents (the root, indexes, pages) read no query.
+	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
+		doc, res, err := resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+		return nativeRender{doc, res, err}
 	})
-	return slot.doc, slot.res, slot.err
+	return r.doc, r.res, r.err
 }
 
 func resolveNative(v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {

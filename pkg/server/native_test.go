@@ -679,11 +679,7 @@ func TestNativeKeptDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func() int {
-		snap.mu.Lock()
-		defer snap.mu.Unlock()
-		return len(snap.nativeRenders)
-	}
+	count := snap.nativeRenders.size
 	want := len(anon) + len(authed)
 	if n := count(); n != want {
 		t.Fatalf("%d native documents kept, want %d (each once per auth class)", n, want)

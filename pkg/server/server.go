@@ -260,6 +260,24 @@ func hasAnyPrefix(p string, prefixes []string) bool {
 	return false
 }
 
+// readBody reads the request body, at most limit bytes. When it cannot, it
+// answers the request itself (413 for a larger body, 400 for one that could
+// not be read, logged under what) and ok is false.
+func readBody(w http.ResponseWriter, r *http.Request, rq *request, limit int64, what string) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "The request body is too large.")
+			return nil, false
+		}
+		rq.log.Warn(what+": read request body", "error", err)
+		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The request body could not be read.")
+		return nil, false
+	}
+	return body, true
+}
+
 // readMethod answers 405 unless the method is GET or HEAD.
 func readMethod(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
