@@ -41,21 +41,17 @@ type Summary struct {
 }
 
 // VersionSummary is /api/v1/{skills,subagents}/{name}/{version} (and
-// .../latest) and an item of /api/v1/{skills,subagents}/{name}. SHA256 is
-// the bare hex digest the reference server's clients read; Digest the same
-// in the "sha256:" form the feeds use.
+// .../latest) and an item of /api/v1/{skills,subagents}/{name}: the
+// version's Artifact, then what the API adds. SHA256 is the bare hex digest
+// the reference server's clients read; Digest the same in the "sha256:"
+// form the feeds use.
 type VersionSummary struct {
-	Name        string        `json:"name"`
-	Version     string        `json:"version"`
-	Type        artifact.Type `json:"type"`
-	Description string        `json:"description"`
-	URL         string        `json:"url"`
-	Digest      digest.Digest `json:"digest"`
-	SHA256      string        `json:"sha256"`
-	SizeBytes   int64         `json:"sizeBytes"`
-	PublishedAt time.Time     `json:"publishedAt"`
-	IsLatest    bool          `json:"isLatest"`
-	Href        string        `json:"href"` // the version document
+	Artifact
+	SHA256      string    `json:"sha256"`
+	SizeBytes   int64     `json:"sizeBytes"`
+	PublishedAt time.Time `json:"publishedAt"`
+	IsLatest    bool      `json:"isLatest"`
+	Href        string    `json:"href"` // the version document
 }
 
 // Search returns the entries of a collection the caller can see that match
@@ -120,10 +116,9 @@ func (f *Feed) VersionSummary(kind catalog.Kind, name, label string) (VersionSum
 }
 
 func (f *Feed) versionSummary(c *collection, e *catalog.Entry, v *catalog.Version) VersionSummary {
-	a := f.artifact(c, e, v)
 	return VersionSummary{
-		Name: e.Name, Version: v.Label, Type: a.Type, Description: a.Description, URL: a.URL,
-		Digest: v.Digest, SHA256: v.Digest.Hex(), SizeBytes: v.Size, PublishedAt: v.PublishedAt.UTC(),
+		Artifact: f.artifact(c, e, v),
+		SHA256:   v.Digest.Hex(), SizeBytes: v.Size, PublishedAt: v.PublishedAt.UTC(),
 		IsLatest: v.Label == e.Latest, Href: c.versionHref(e.Name, v.Label),
 	}
 }
