@@ -141,6 +141,21 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	}
 }
 
+// parseFlags is parseArgs for a command that takes no operands: an operand
+// is a usage error, reported with the command's usage.
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	operands, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code, false
+	}
+	if len(operands) > 0 {
+		printf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), operands[0])
+		fs.Usage()
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
 // printf writes a diagnostic; a failed write to stderr has nowhere better
 // to be reported.
 func printf(w io.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }

@@ -47,14 +47,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	path := operands[0]
-	st, closeStore, err := tg.open(ctx)
-	if errors.Is(err, errTarget) {
-		printf(stderr, "skilldrop publish: %v\n", err)
-		return exitUsage
-	}
-	if err != nil {
-		printf(stderr, "skilldrop publish: %v\n", err)
-		return exitFailure
+	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
+	if !ok {
+		return code
 	}
 	defer closeStore()
 	out := &resultWriter{w: stdout}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -33,28 +32,17 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	level := fs.String("log-level", "WARN", "DEBUG, INFO, WARN or ERROR (JSON lines on stderr; audit events always)")
 	namespace := fs.String("metric-namespace", metricNamespace(),
 		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does (default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
-	operands, code, ok := parseArgs(fs, args)
-	if !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
-	}
-	if len(operands) > 0 {
-		printf(stderr, "skilldrop reindex: unexpected argument %q\n", operands[0])
-		fs.Usage()
-		return exitUsage
 	}
 	lvl, err := obs.ParseLevel(*level)
 	if err != nil {
 		printf(stderr, "skilldrop reindex: --log-level: %v\n", err)
 		return exitUsage
 	}
-	st, closeStore, err := tg.open(ctx)
-	if errors.Is(err, errTarget) {
-		printf(stderr, "skilldrop reindex: %v\n", err)
-		return exitUsage
-	}
-	if err != nil {
-		printf(stderr, "skilldrop reindex: %v\n", err)
-		return exitFailure
+	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
+	if !ok {
+		return code
 	}
 	defer closeStore()
 	logger := obs.NewLogger(stderr, lvl)

@@ -49,14 +49,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	trustFwd := fs.Bool("trust-forwarded", false, "take the origin from X-Forwarded-Host/-Proto (only behind a proxy that sets them)")
 	hashes := fs.String("api-key-sha256", os.Getenv(apikey.EnvHashes), "comma-separated SHA-256 hashes of the accepted API keys (default $"+apikey.EnvHashes+")")
 	level := fs.String("log-level", os.Getenv(obs.EnvLogLevel), "DEBUG, INFO (default), WARN or ERROR")
-	operands, code, ok := parseArgs(fs, args)
-	if !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
-	}
-	if len(operands) > 0 {
-		printf(stderr, "skilldrop serve: unexpected argument %q\n", operands[0])
-		fs.Usage()
-		return exitUsage
 	}
 	keys, err := apikey.ParseSet(*hashes)
 	if err != nil {

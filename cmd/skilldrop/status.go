@@ -32,27 +32,16 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	tg.flags(fs)
 	all := fs.Bool("all", false, "also list withdrawn skills and sub-agents")
 	limit := fs.Int("rejections", 20, "how many recent rejections to print (0: none)")
-	operands, code, ok := parseArgs(fs, args)
-	if !ok {
+	if code, ok := parseFlags(fs, args); !ok {
 		return code
-	}
-	if len(operands) > 0 {
-		printf(stderr, "skilldrop status: unexpected argument %q\n", operands[0])
-		fs.Usage()
-		return exitUsage
 	}
 	if *limit < 0 {
 		printf(stderr, "skilldrop status: --rejections %d: want 0 or more\n", *limit)
 		return exitUsage
 	}
-	st, closeStore, err := tg.open(ctx)
-	if errors.Is(err, errTarget) {
-		printf(stderr, "skilldrop status: %v\n", err)
-		return exitUsage
-	}
-	if err != nil {
-		printf(stderr, "skilldrop status: %v\n", err)
-		return exitFailure
+	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
+	if !ok {
+		return code
 	}
 	defer closeStore()
 	c, _, err := catalog.Load(ctx, st)

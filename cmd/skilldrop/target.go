@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -49,6 +50,22 @@ func (t *target) open(ctx context.Context) (st store.Store, close func(), err er
 	}
 	t.aws = cfg
 	return store.NewS3(cfg, t.bucket), func() {}, nil
+}
+
+// openFor is open for the command cmd ("skilldrop status"). When the
+// store cannot be opened it says why on stderr and ok is false, with the
+// exit status: exitUsage when not exactly one of --bucket and --dir was
+// given, else exitFailure.
+func (t *target) openFor(ctx context.Context, cmd string, stderr io.Writer) (st store.Store, close func(), code int, ok bool) {
+	st, close, err := t.open(ctx)
+	if err != nil {
+		printf(stderr, "%s: %v\n", cmd, err)
+		if errors.Is(err, errTarget) {
+			return nil, nil, exitUsage, false
+		}
+		return nil, nil, exitFailure, false
+	}
+	return st, close, exitOK, true
 }
 
 // metrics returns where an indexing run against the target counts its
