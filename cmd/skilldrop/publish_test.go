@@ -15,18 +15,20 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-func loadCatalog(t *testing.T, dir string) *catalog.Catalog {
+// loadFrom reads one document of the directory store dir with load
+// (catalog.Load, catalog.LoadStatus).
+func loadFrom[T any](t *testing.T, dir string, load func(context.Context, store.Store) (T, store.Info, error)) T {
 	t.Helper()
 	st, err := store.NewDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = st.Close() }()
-	c, _, err := catalog.Load(context.Background(), st)
+	doc, _, err := load(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return doc
 }
 
 func exists(dir, key string) bool {
@@ -87,7 +89,7 @@ func TestPublishToADirectory(t *testing.T) {
 				t.Fatalf("%s not uploaded", s.key)
 			}
 			if s.live != "" {
-				if e := loadCatalog(t, bucket).Skills[s.live]; e == nil || !e.Live() {
+				if e := loadFrom(t, bucket, catalog.Load).Skills[s.live]; e == nil || !e.Live() {
 					t.Fatalf("%s not live in the catalog", s.live)
 				}
 			}

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 func TestStatusAndReindexOfADirectory(t *testing.T) {
@@ -45,7 +43,7 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 		!strings.Contains(out, "0 published, 0 withdrawn, 1 rejected (1 already recorded), 4 unchanged") {
 		t.Fatalf("second reindex: exit %d\n%s", code, out)
 	}
-	if n := len(loadStatus(t, bucket).Rejections); n != 1 {
+	if n := len(loadFrom(t, bucket, catalog.LoadStatus).Rejections); n != 1 {
 		t.Fatalf("%d rejections recorded after the second reindex, want 1", n)
 	}
 	code, out, errOut = runCLI("status", "--dir", bucket)
@@ -110,18 +108,4 @@ func TestReindexThatFailsPrintsNoSummary(t *testing.T) {
 	if code != exitFailure || strings.Contains(out, "reindexed") || !strings.Contains(errOut, "skilldrop reindex: ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, no summary, the error on stderr", code, out, errOut)
 	}
-}
-
-func loadStatus(t *testing.T, dir string) *catalog.Status {
-	t.Helper()
-	st, err := store.NewDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = st.Close() }()
-	s, _, err := catalog.LoadStatus(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

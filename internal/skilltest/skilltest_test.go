@@ -60,11 +60,36 @@ func TestDocumentsParse(t *testing.T) {
 
 var files = map[string]string{"SKILL.md": skilltest.SkillMD("x", "1", "X."), "scripts/run.sh": "echo ok\n", "a.txt": ""}
 
-func TestZipHoldsTheFilesAndIsReproducible(t *testing.T) {
-	b := skilltest.Zip(t, files)
-	if !bytes.Equal(b, skilltest.Zip(t, maps.Clone(files))) {
-		t.Error("two zips of the same files differ")
+// TestArchivesHoldTheFilesAndAreReproducible: each archive holds exactly
+// the files, as regular uncompressed entries in path order, and the same
+// files give the same bytes.
+func TestArchivesHoldTheFilesAndAreReproducible(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(testing.TB, map[string]string) []byte
+		read  func(*testing.T, []byte) (files map[string]string, order []string)
+	}{
+		{"zip", skilltest.Zip, readZip},
+		{"tar.gz", skilltest.TarGz, readTarGz},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tt.build(t, files)
+			if !bytes.Equal(b, tt.build(t, maps.Clone(files))) {
+				t.Error("two archives of the same files differ")
+			}
+			got, order := tt.read(t, b)
+			if !maps.Equal(got, files) {
+				t.Errorf("the archive holds %q, want %q", got, files)
+			}
+			if want := []string{"SKILL.md", "a.txt", "scripts/run.sh"}; !slices.Equal(order, want) {
+				t.Errorf("entry order %q, want %q", order, want)
+			}
+		})
+	}
+}
+
+func readZip(t *testing.T, b []byte) (map[string]string, []string) {
 	r, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +97,8 @@ func TestZipHoldsTheFilesAndIsReproducible(t *testing.T) {
 	got := map[string]string{}
 	var order []string
 	for _, f := range r.File {
-		if f.Method != zip.Store {
-			t.Errorf("%s: method %d, want store", f.Name, f.Method)
+		if f.Method != zip.Store || !f.Mode().IsRegular() {
+			t.Errorf("%s: method %d, mode %v; want a regular file, stored", f.Name, f.Method, f.Mode())
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -87,19 +112,10 @@ func TestZipHoldsTheFilesAndIsReproducible(t *testing.T) {
 		got[f.Name] = string(body)
 		order = append(order, f.Name)
 	}
-	if !maps.Equal(got, files) {
-		t.Errorf("zip holds %q, want %q", got, files)
-	}
-	if want := []string{"SKILL.md", "a.txt", "scripts/run.sh"}; !slices.Equal(order, want) {
-		t.Errorf("entry order %q, want %q", order, want)
-	}
+	return got, order
 }
 
-func TestTarGzHoldsTheFilesAndIsReproducible(t *testing.T) {
-	b := skilltest.TarGz(t, files)
-	if !bytes.Equal(b, skilltest.TarGz(t, maps.Clone(files))) {
-		t.Error("two .tar.gz of the same files differ")
-	}
+func readTarGz(t *testing.T, b []byte) (map[string]string, []string) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -110,13 +126,13 @@ func TestTarGzHoldsTheFilesAndIsReproducible(t *testing.T) {
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return got, order
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		if h.Typeflag != tar.TypeReg || h.Mode != 0o644 {
-			t.Errorf("%s: type %q mode %o, want a regular file with mode 644", h.Name, h.Typeflag, h.Mode)
+			t.Errorf("%s: type %q mode %o; want a regular file with mode 644", h.Name, h.Typeflag, h.Mode)
 		}
 		body, err := io.ReadAll(tr)
 		if err != nil {
@@ -124,12 +140,6 @@ func TestTarGzHoldsTheFilesAndIsReproducible(t *testing.T) {
 		}
 		got[h.Name] = string(body)
 		order = append(order, h.Name)
-	}
-	if !maps.Equal(got, files) {
-		t.Errorf(".tar.gz holds %q, want %q", got, files)
-	}
-	if want := []string{"SKILL.md", "a.txt", "scripts/run.sh"}; !slices.Equal(order, want) {
-		t.Errorf("entry order %q, want %q", order, want)
 	}
 }
 
