@@ -102,35 +102,7 @@ func BenchmarkIndex(b *testing.B) {
 // store (read, re-hash, compare, write) with reading and hashing the same
 // file. Target: ratio <= 1.3.
 func BenchmarkArtifact(b *testing.B) {
-	dir := b.TempDir()
-	st, err := store.NewDir(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	body := make([]byte, 1<<20)
-	_, _ = rand.Read(body)
-	bk := newBucket(b, st)
-	e := bk.skill("big", "", catalog.Public, artifact.FormatZip, body)
-	bk.publish()
-	h := newHarness(b, st)
-	req := httptest.NewRequest(http.MethodGet, "/skills/big.zip", nil)
-	path := filepath.Join(dir, filepath.FromSlash(catalog.BlobKey(e.LatestVersion().Digest)))
-	b.SetBytes(int64(len(body)))
-	pair(b, func() {
-		w := &discardWriter{h: http.Header{}}
-		h.srv.ServeHTTP(w, req)
-		if w.code != http.StatusOK || w.n != len(body) {
-			b.Fatalf("status %d, %d bytes", w.code, w.n)
-		}
-	}, func() {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !digest.FromSum(sha256.Sum256(data)).Equal(e.LatestVersion().Digest) {
-			b.Fatal("baseline hash differs")
-		}
-	})
+	benchArtifact(b, func(st store.Store, _ string) store.Store { return st })
 }
 
 // plainDir is a read-only store over a directory whose Get only opens the
@@ -156,6 +128,12 @@ func (p plainDir) Get(_ context.Context, key string, _ store.GetOptions) (*store
 
 // BenchmarkArtifactHandlerOverhead is BenchmarkArtifact over plainDir.
 func BenchmarkArtifactHandlerOverhead(b *testing.B) {
+	benchArtifact(b, func(st store.Store, dir string) store.Store { return plainDir{Store: st, root: dir} })
+}
+
+// benchArtifact is BenchmarkArtifact with the handler reading through
+// serve(the directory store, its root).
+func benchArtifact(b *testing.B, serve func(st store.Store, dir string) store.Store) {
 	dir := b.TempDir()
 	st, err := store.NewDir(dir)
 	if err != nil {
@@ -166,7 +144,7 @@ func BenchmarkArtifactHandlerOverhead(b *testing.B) {
 	bk := newBucket(b, st)
 	e := bk.skill("big", "", catalog.Public, artifact.FormatZip, body)
 	bk.publish()
-	h := newHarness(b, plainDir{Store: st, root: dir})
+	h := newHarness(b, serve(st, dir))
 	req := httptest.NewRequest(http.MethodGet, "/skills/big.zip", nil)
 	path := filepath.Join(dir, filepath.FromSlash(catalog.BlobKey(e.LatestVersion().Digest)))
 	b.SetBytes(int64(len(body)))
