@@ -247,6 +247,46 @@ func TestValidateZipLayout(t *testing.T) {
 	})
 }
 
+// TestValidateZipTail: nothing after the central directory but the end
+// records chosen, and no record of any kind inside the archive comment,
+// where Python, Info-ZIP and bsdtar find a second archive.
+func TestValidateZipTail(t *testing.T) {
+	skillRec := zipRec{name: "SKILL.md", body: skill, method: methodDeflate}
+	// hidden is a complete zip whose end record's comment length runs past
+	// the end of whatever holds it: it "does not fit", yet extractors that
+	// take the last end record signature read it.
+	hidden := func(t testing.TB) string {
+		inner := rawZip(t, []zipRec{{name: "SKILL.md", body: skillDoc("other"), method: methodDeflate}, {name: "../../escape.txt", body: "x"}}, zipOpt{})
+		return string(put16(inner[:len(inner)-2], 0xffff))
+	}
+	inComment := func(sig uint32) func(testing.TB) []byte {
+		return func(t testing.TB) []byte {
+			return rawZip(t, []zipRec{skillRec}, zipOpt{comment: "built " + string(put32(nil, sig)) + " by a tool"})
+		}
+	}
+	runCases(t, []tc{
+		{name: "a second zip in the comment", file: "s.zip", data: func(t testing.TB) []byte {
+			return rawZip(t, []zipRec{skillRec}, zipOpt{comment: hidden(t)})
+		}, code: CodeMalformed},
+		{name: "a second zip in the comment of a zip64 archive", file: "s.zip", data: func(t testing.TB) []byte {
+			return rawZip(t, []zipRec{skillRec}, zipOpt{zip64End: true, comment: hidden(t)})
+		}, code: CodeMalformed},
+		{name: "an end record signature in the comment", file: "s.zip", data: inComment(sigEnd), code: CodeMalformed},
+		{name: "a zip64 end record signature in the comment", file: "s.zip", data: inComment(sigEnd64), code: CodeMalformed},
+		{name: "a zip64 locator signature in the comment", file: "s.zip", data: inComment(sigLoc64), code: CodeMalformed},
+		{name: "a local header signature in the comment", file: "s.zip", data: inComment(sigLocal), code: CodeHiddenData},
+		{name: "a central record signature in the comment", file: "s.zip", data: inComment(sigCentral), code: CodeHiddenData},
+		{name: "a data descriptor signature in the comment", file: "s.zip", data: inComment(sigDesc), code: CodeHiddenData},
+		{name: "an end record signature spelt by the comment length", file: "s.zip", data: func(t testing.TB) []byte {
+			// A comment of 0x4b50 bytes starting 05 06: "PK\x05\x06" at the
+			// comment length field, after the real signature.
+			return rawZip(t, []zipRec{skillRec}, zipOpt{comment: "\x05\x06" + strings.Repeat("\x00", 0x4b50-2)})
+		}, code: CodeMalformed},
+		{name: "a commit id as the comment, as git archive writes", file: "s.zip", data: zipOptWith(zipOpt{comment: "26802768be0f880c8e82cb8a50a46cd2d135ad0c"})},
+		{name: "a zip64 archive with a comment", file: "s.zip", data: zipOptWith(zipOpt{zip64End: true, comment: "PK, but no record"}, zipRec{name: "a", body: "a"})},
+	})
+}
+
 func crc32LE(s string) []byte { return put32(nil, crc32.ChecksumIEEE([]byte(s))) }
 
 func TestValidateZipIntegrity(t *testing.T) {

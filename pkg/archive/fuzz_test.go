@@ -63,6 +63,9 @@ func FuzzZip(f *testing.F) {
 	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "a", body: "x", noLocal: true, offset: ptr(uint32(0))}}, zipOpt{}))
 	// Names whose case folding changes their length, in a file/directory conflict.
 	f.Add(goZip(f, file{name: "SKILL.md", body: skill}, file{name: "\u0130\u0130", body: "a"}, file{name: "\u0130\u0130/a", body: "b"}))
+	// A second archive in the comment, its end record's comment running past the end.
+	inner := rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "../x", body: "x"}}, zipOpt{})
+	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}}, zipOpt{comment: string(put16(inner[:len(inner)-2], 0xffff))}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Validate(data, "f.zip", fuzzLimits)
 		checkInvariants(t, res, err)

@@ -136,6 +136,9 @@ func (v *validator) zip() error {
 	case cdOffset+cdSize < cdEnd:
 		return fail(CodeHiddenData, "", "%d bytes between the central directory and the end record", cdEnd-cdOffset-cdSize)
 	}
+	if err := checkTail(d, cdEnd, end); err != nil {
+		return err
+	}
 
 	entries := make([]zipEntry, 0, nTotal)
 	for p, i := cdOffset, uint64(0); i < nTotal; i++ {
@@ -257,10 +260,11 @@ func (v *validator) zip() error {
 }
 
 // findEnd locates the end of central directory record, which must end
-// exactly at the end of the data (its comment included). Other parsers
-// take the last signature whose comment fits, so that one must be it: an
-// end record hidden in the comment, or two that reach the end, would make
-// parsers disagree.
+// exactly at the end of the data (its comment included). Some parsers take
+// the last signature whose comment fits, so that one must be it: an end
+// record hidden in the comment, or two that reach the end, would make
+// parsers disagree. Others take the last signature at all, comment or not;
+// checkTail refuses those once the central directory is known.
 func findEnd(d []byte) (uint64, error) {
 	size := len(d)
 	found, last := -1, -1
@@ -291,6 +295,58 @@ func findEnd(d []byte) (uint64, error) {
 		return 0, fail(CodeTrailingData, "", "bytes follow the end of central directory record")
 	}
 	return 0, fail(CodeMalformed, "", "no end of central directory record")
+}
+
+// recordSig reports whether b starts with the signature of a zip record:
+// any of the ones this parser reads.
+func recordSig(b []byte) (uint32, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	switch sig := le32(b); sig {
+	case sigLocal, sigCentral, sigEnd, sigEnd64, sigLoc64, sigDesc:
+		return sig, true
+	}
+	return 0, false
+}
+
+// checkTail refuses any record signature in the bytes after the central
+// directory (from) other than the end records chosen: the one at end and,
+// when from < end, the zip64 end record at from and its locator. Extractors
+// search backwards for an end record and disagree on which candidate wins
+// (Python, Info-ZIP and bsdtar take one whose comment runs past the end of
+// the file, which findEnd passes over), and a comment that holds local or
+// central records is a second archive waiting for a lenient reader. Another
+// end record signature is reported first: it is what makes readers differ.
+func checkTail(d []byte, from, end uint64) error {
+	tail := d[from:]
+	comment := end + lenEnd - from // where the comment starts in tail
+	var hidden error
+	for i := 0; ; i++ {
+		j := bytes.Index(tail[i:], []byte("PK"))
+		if j < 0 {
+			return hidden
+		}
+		i += j
+		sig, ok := recordSig(tail[i:])
+		if !ok {
+			continue
+		}
+		at := from + uint64(i)
+		switch {
+		case sig == sigEnd && at == end,
+			sig == sigEnd64 && at == from && from < end,
+			sig == sigLoc64 && at == end-lenLoc64 && from < end:
+			// the records chosen
+		case sig == sigEnd || sig == sigEnd64 || sig == sigLoc64:
+			return fail(CodeMalformed, "", "another end of central directory record signature at offset %d, after the central directory: extractors could read a different archive", at)
+		case hidden != nil:
+		case uint64(i) >= comment:
+			hidden = fail(CodeHiddenData, "", "the archive comment holds a zip record signature (%#08x) at offset %d: extractors could read it as another archive", sig, at)
+		default:
+			hidden = fail(CodeHiddenData, "", "a zip record signature (%#08x) at offset %d, inside the zip64 end record", sig, at)
+		}
+	}
 }
 
 // parseCentral parses one central directory record at the start of b and
