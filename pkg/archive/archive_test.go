@@ -342,6 +342,42 @@ func TestValidateTarSpecialEntries(t *testing.T) {
 	})
 }
 
+// TestValidateTarHeaderStacks: archive/tar resolves stacked extension
+// headers one way (a GNU long name beats a PAX path; of two alike, the last
+// wins), Python, GNU tar and bsdtar others, so an entry may carry one PAX
+// header, or one long name and one long link, never more. And an entry
+// that has no content (directory, link, device, FIFO) must declare none:
+// archive/tar reads none, GNU tar reads the blocks that follow as content.
+func TestValidateTarHeaderStacks(t *testing.T) {
+	evil := skillDoc("other")
+	placeholder := tarRec{name: "placeholder", body: evil}
+	path := func(p string) string { return paxRecord("path", p) }
+	// hidden is a header and content for SKILL.md, as the content of a
+	// file that only extractors reading the blocks as headers see.
+	hidden := string(padBlock(append(tarHeader("SKILL.md", '0', int64(len(evil)), "", false), evil...)))
+	long := strings.Repeat("long-", 30) + "x.md"
+	runCases(t, []tc{
+		{name: "PAX header then GNU long name", file: "s.tgz", data: tgzWith(paxHdr(path("SKILL.md")), longName("notes/benign.txt"), placeholder), code: CodeMalformed, entry: "notes/benign.txt"},
+		{name: "GNU long name then PAX header", file: "s.tgz", data: tgzWith(longName("notes/benign.txt"), paxHdr(path("SKILL.md")), placeholder), code: CodeMalformed},
+		{name: "two PAX headers", file: "s.tgz", data: tgzWith(paxHdr(path("SKILL.md")), paxHdr(path("notes/ok.txt")), placeholder), code: CodeMalformed},
+		{name: "two GNU long names", file: "s.tgz", data: tgzWith(longName("SKILL.md"), longName("notes/ok.txt"), placeholder), code: CodeMalformed},
+		{name: "two GNU long links", file: "s.tgz", data: tgzWith(longLink("SKILL.md"), longLink("docs/x"), tarRec{name: "l", typ: '2', link: "x"}), code: CodeMalformed},
+		{name: "PAX header then GNU long link", file: "s.tgz", data: tgzWith(paxHdr(path("l")), longLink("SKILL.md"), tarRec{name: "l", typ: '2', link: "x"}), code: CodeMalformed},
+		{name: "a PAX record given twice", file: "s.tgz", data: tgzWith(paxHdr(path("SKILL.md"), path("notes/ok.txt")), placeholder), code: CodeMalformed},
+		{name: "a PAX header before the end", file: "s.tgz", data: tgzWith(paxHdr(path("SKILL.md"))), code: CodeMalformed},
+		{name: "a GNU long name before the end", file: "s.tgz", data: tgzWith(longName("SKILL.md")), code: CodeMalformed},
+		{name: "directory with a size", file: "s.tgz", data: tgzWith(tarRec{name: "d/", typ: '5', size: tarBlock}, tarRec{name: "pad.txt", body: hidden}), code: CodeMalformed, entry: "d/"},
+		{name: "symlink with a size", file: "s.tgz", data: tgzWith(tarRec{name: "lnk", typ: '2', link: "SKILL.md", size: tarBlock}, tarRec{name: "pad.txt", body: hidden}), code: CodeMalformed},
+		{name: "hard link with a size", file: "s.tgz", data: tgzWith(tarRec{name: "lnk", typ: '1', link: "SKILL.md", size: tarBlock}, tarRec{name: "pad.txt", body: hidden}), code: CodeMalformed},
+		{name: "old-style directory with a size", file: "s.tgz", data: tgzWith(tarRec{name: "d/", nulType: true, size: tarBlock}, tarRec{name: "pad.txt", body: hidden}), code: CodeMalformed},
+		{name: "directory with a PAX size", file: "s.tgz", data: tgzWith(paxHdr(paxRecord("size", "512")), tarRec{name: "d/", typ: '5'}, tarRec{name: "pad.txt", body: hidden}), code: CodeMalformed},
+		{name: "GNU long name and long link on one symlink", file: "s.tgz", data: tgzWith(longName("links/"+long), longLink("../docs/"+long), tarRec{name: "links/x", typ: '2', link: "x"})},
+		{name: "one PAX header with several records", file: "s.tgz", data: tgzWith(paxHdr(path("docs/"+long), paxRecord("mtime", "1700000000.5")), placeholder)},
+		{name: "a PAX size overriding the size field", file: "s.tgz", data: tgzWith(paxHdr(paxRecord("size", fmt.Sprint(len(evil)))), tarRec{name: "big", body: evil, sizeField: ptr(int64(0))}, tarRec{name: "after", body: "x"})},
+		{name: "an empty PAX size keeps the size field", file: "s.tgz", data: tgzWith(paxHdr(paxRecord("size", "")), tarRec{name: "f", body: evil}, tarRec{name: "after", body: "x"})},
+	})
+}
+
 func TestValidateGzipStream(t *testing.T) {
 	base := []tarRec{{name: "SKILL.md", body: skill}}
 	runCases(t, []tc{

@@ -142,8 +142,12 @@ type tarRec struct {
 	body string
 	link string
 	size int64 // declared size when body is empty and size > 0
-	pax  map[string]string
-	gnu  bool // GNU magic instead of ustar
+	// sizeField, when set, is the header's size field whatever the body.
+	sizeField *int64
+	pax       map[string]string
+	gnu       bool // GNU magic instead of ustar
+	// nulType writes the typeflag NUL, as pre-POSIX tars did for files.
+	nulType bool
 }
 
 func octal(dst []byte, v int64) {
@@ -184,15 +188,32 @@ func padBlock(b []byte) []byte {
 func paxData(recs map[string]string) []byte {
 	var out []byte
 	for k, v := range recs {
-		rec := " " + k + "=" + v + "\n"
-		n := len(rec)
-		for len(fmt.Sprint(n+len(fmt.Sprint(n)))) != len(fmt.Sprint(n)) {
-			n++
-		}
-		n += len(fmt.Sprint(n))
-		out = append(out, fmt.Sprintf("%d%s", n, rec)...)
+		out = append(out, paxRecord(k, v)...)
 	}
 	return out
+}
+
+// paxRecord is one PAX record, "<length> <key>=<value>\n".
+func paxRecord(k, v string) string {
+	rec := " " + k + "=" + v + "\n"
+	// The length counts its own digits: 9 bytes of record make "11 ...".
+	digits := len(fmt.Sprint(len(rec)))
+	for len(fmt.Sprint(len(rec)+digits)) != digits {
+		digits++
+	}
+	return fmt.Sprintf("%d%s", len(rec)+digits, rec)
+}
+
+// Extension headers for rawTar: a PAX extended header and GNU long-name
+// and long-link records, each a record of its own so a test can stack them.
+func paxHdr(recs ...string) tarRec {
+	return tarRec{name: "PaxHeaders/x", typ: 'x', body: strings.Join(recs, "")}
+}
+func longName(name string) tarRec {
+	return tarRec{name: "././@LongLink", typ: 'L', body: name + "\x00", gnu: true}
+}
+func longLink(link string) tarRec {
+	return tarRec{name: "././@LongLink", typ: 'K', body: link + "\x00", gnu: true}
 }
 
 // rawTar writes records, then the end marker unless noEnd, then trailing.
@@ -205,12 +226,15 @@ func rawTar(recs []tarRec, noEnd bool, trailing []byte) []byte {
 			out = padBlock(append(out, d...))
 		}
 		typ := r.typ
-		if typ == 0 {
+		if typ == 0 && !r.nulType {
 			typ = '0'
 		}
 		size := int64(len(r.body))
 		if size == 0 {
 			size = r.size
+		}
+		if r.sizeField != nil {
+			size = *r.sizeField
 		}
 		out = append(out, tarHeader(r.name, typ, size, r.link, r.gnu)...)
 		out = padBlock(append(out, r.body...))

@@ -107,6 +107,11 @@ func FuzzTarGz(f *testing.F) {
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, {name: "s", typ: 'S', body: "data", gnu: true}}, false, make([]byte, 100))))
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}}, true, nil)))
 	f.Add(goTgz(f, file{name: "SKILL.md", body: skill}, file{name: "\ufb01\u0149", typ: tar.TypeSymlink, link: "SKILL.md"}, file{name: "\ufb01\u0149/x", body: "x"}))
+	// Stacked extension headers, a PAX size, and a directory declaring content.
+	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, paxHdr(paxRecord("path", "SKILL.md")), longName("a/b"), {name: "p", body: "x"}}, false, nil)))
+	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, longName("l"), longLink("SKILL.md"), {name: "x", typ: '2', link: "x"},
+		paxHdr(paxRecord("size", "3")), {name: "s", body: "abc", sizeField: ptr(int64(0))}}, false, nil)))
+	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, {name: "d/", typ: '5', size: tarBlock}, {name: "pad", body: string(tarHeader("x", '0', 0, "", false))}}, false, nil)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Validate(data, "f.tgz", fuzzLimits)
 		checkInvariants(t, res, err)

@@ -27,6 +27,8 @@ type tarCounter struct {
 	r    io.Reader
 	v    *validator
 	meta bool
+	// scan sees every byte the tar reader reads, as it reads it.
+	scan *tarScan
 	// padding is the zero fill after the last file's content, which the tar
 	// reader skips before the next header; it is not metadata (it is at most
 	// 511 bytes per entry, and entries are capped).
@@ -41,6 +43,7 @@ func (c *tarCounter) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.v.produced += int64(n)
+	c.scan.write(p[:n])
 	if c.meta && n > 0 {
 		m := int64(n)
 		credit := min(m, c.padding)
@@ -62,7 +65,7 @@ func (v *validator) tarGz() error {
 		return &Error{Code: CodeMalformed, Msg: "invalid gzip header: " + err.Error(), Err: err}
 	}
 	zr.Multistream(false)
-	c := &tarCounter{r: zr, v: v}
+	c := &tarCounter{r: zr, v: v, scan: newTarScan()}
 	tr := tar.NewReader(c)
 	for {
 		c.meta = true
@@ -71,6 +74,9 @@ func (v *validator) tarGz() error {
 		if err == io.EOF {
 			if v.meta-before < tarEnd {
 				return fail(CodeMalformed, "", "the tar has no end-of-archive marker (truncated?)")
+			}
+			if err := c.scan.end(); err != nil {
+				return err
 			}
 			break
 		}
@@ -152,6 +158,9 @@ func (v *validator) tarEntry(tr *tar.Reader, c *tarCounter, hdr *tar.Header) err
 	default:
 		return fail(CodeUnsupportedEntry, raw, "tar entry type %q is not allowed", hdr.Typeflag)
 	}
+	if err := checkRawHeaders(c.scan, hdr); err != nil {
+		return err
+	}
 	name, err := v.addEntry(raw, k, e, hdr.Linkname)
 	if err != nil {
 		return err
@@ -169,6 +178,51 @@ func (v *validator) tarEntry(tr *tar.Reader, c *tarCounter, hdr *tar.Header) err
 	}
 	v.entries[len(v.entries)-1].Size = n
 	c.padding = -n & (tarBlock - 1)
+	return nil
+}
+
+// checkRawHeaders compares the entry archive/tar returned with the headers
+// as written: at most one PAX header, or at most one GNU long name and one
+// long link, before it; no content declared for a type that has none; the
+// size archive/tar reads the one the headers declare. It then tells the
+// scanner how much content archive/tar reads.
+func checkRawHeaders(s *tarScan, hdr *tar.Header) *Error {
+	r, err := s.entry()
+	if err != nil {
+		err.Entry = clip(hdr.Name)
+		return err
+	}
+	// A NUL type is a pre-POSIX file, which archive/tar returns as a file
+	// or, for a name ending in '/', a directory.
+	sameType := r.typ == hdr.Typeflag || r.typ == 0 && (hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeDir)
+	switch {
+	case r.nPAX > 1 || r.nName > 1 || r.nLink > 1:
+		return fail(CodeMalformed, hdr.Name, "preceded by %d PAX headers, %d GNU long names and %d GNU long links: "+
+			"extractors disagree on which of two alike applies", r.nPAX, r.nName, r.nLink)
+	case r.nPAX > 0 && r.nName+r.nLink > 0:
+		return fail(CodeMalformed, hdr.Name, "preceded by both a PAX header and a GNU long name or link: extractors disagree on which applies")
+	case !sameType:
+		return fail(CodeMalformed, hdr.Name, "archive/tar read type %q from a header of type %q", hdr.Typeflag, r.typ)
+	}
+	size := r.size
+	if r.paxSize >= 0 {
+		size = r.paxSize
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir, tar.TypeSymlink, tar.TypeLink, tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+		// archive/tar reads no content for these; GNU tar and others read
+		// the blocks that follow as content, so they would disagree on
+		// where the next header is.
+		if r.size != 0 || size != 0 {
+			return fail(CodeMalformed, hdr.Name, "a directory, link, device or FIFO entry declaring %d bytes of content", size)
+		}
+		s.data(0)
+	default:
+		if size != hdr.Size {
+			return fail(CodeMalformed, hdr.Name, "the headers declare %d bytes of content, archive/tar reads %d", size, hdr.Size)
+		}
+		s.data(hdr.Size)
+	}
 	return nil
 }
 
