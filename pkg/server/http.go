@@ -67,7 +67,10 @@ func artifactCacheControl(e *catalog.Entry) string {
 // included: skilldrop uses no cookies, so a page from another origin can
 // read an authenticated answer only by presenting the key itself.
 // Vary: Authorization is on every response too, because any answer can
-// change with the credential (a wrong one is always 401).
+// change with the credential (a wrong one is always 401); and where the
+// origin in the documents comes from request headers (local serving, or
+// trusted forwarded headers), Vary names those headers, so a shared cache
+// never hands one origin's URLs to a request for another.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	id := ""
 	if g, ok := lambdahttp.FromContext(r.Context()); ok {
@@ -80,7 +83,18 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	h.Set("X-Request-Id", id)
 	h.Set("Access-Control-Allow-Origin", "*")
 	h.Set("Access-Control-Expose-Headers", "ETag, WWW-Authenticate, X-Request-Id, Mcp-Session-Id")
-	h.Set("Vary", "Authorization")
+	vary := "Authorization"
+	if s.base == nil {
+		if g, ok := lambdahttp.FromContext(r.Context()); !ok || g.DomainName == "" {
+			if s.trustFwd {
+				vary += ", X-Forwarded-Host, X-Forwarded-Proto"
+			}
+			if s.local {
+				vary += ", Host"
+			}
+		}
+	}
+	h.Set("Vary", vary)
 	return &request{id: id, log: s.log.With(obs.RequestIDKey, id)}
 }
 
@@ -415,10 +429,15 @@ func validHost(h string) bool {
 		if port == "" || len(port) > 5 {
 			return false
 		}
+		n := 0
 		for j := 0; j < len(port); j++ {
 			if port[j] < '0' || port[j] > '9' {
 				return false
 			}
+			n = n*10 + int(port[j]-'0')
+		}
+		if n < 1 || n > 65535 {
+			return false
 		}
 		host = h[:i]
 	}

@@ -401,6 +401,8 @@ func TestBaseURL(t *testing.T) {
 		{"local Host", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, false, false, "localhost:8080", nil, "http://localhost:8080", nil},
 		{"local Host over TLS", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, false, true, "[::1]:8443", nil, "https://[::1]:8443", nil},
 		{"local Host that is not a host", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, false, false, "a/b@c", nil, "", errBadHost},
+		{"local Host with a port out of range", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, false, false, "evil.example:99999", nil, "", errBadHost},
+		{"local Host with port zero", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, false, false, "evil.example:0", nil, "", errBadHost},
 		{"not local and no gateway", func(c *Config) { c.PublicBaseURL = "" }, false, false, "a.example", nil, "", errNoBaseURL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,6 +446,44 @@ func TestBaseURL(t *testing.T) {
 			t.Errorf("no base: %d", w.Code)
 		}
 	})
+}
+
+// TestVaryNamesTheHeadersTheOriginComesFrom: where documents take their
+// origin from request headers, a shared cache must key on those headers.
+func TestVaryNamesTheHeadersTheOriginComesFrom(t *testing.T) {
+	st := store.NewMemory()
+	standardBucket(t, st)
+	for _, tc := range []struct {
+		name   string
+		cfg    func(*Config)
+		want   []string
+		absent []string
+	}{
+		{"configured base", nil, []string{"Authorization"}, []string{"Host", "X-Forwarded-Host"}},
+		{"local serve", func(c *Config) { c.PublicBaseURL, c.Local = "", true }, []string{"Authorization", "Host"}, []string{"X-Forwarded-Host"}},
+		{"trusted forwarded headers", func(c *Config) { c.PublicBaseURL, c.Local, c.TrustForwardedHeaders = "", true, true },
+			[]string{"Authorization", "Host", "X-Forwarded-Host", "X-Forwarded-Proto"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var muts []func(*Config)
+			if tc.cfg != nil {
+				muts = append(muts, tc.cfg)
+			}
+			h := newHarness(t, st, muts...)
+			w := h.do(http.MethodGet, "/.well-known/agent-skills/index.json")
+			vary := strings.Join(w.Header().Values("Vary"), ", ")
+			for _, v := range tc.want {
+				if !strings.Contains(vary, v) {
+					t.Errorf("Vary %q lacks %s", vary, v)
+				}
+			}
+			for _, v := range tc.absent {
+				if strings.Contains(vary, v) {
+					t.Errorf("Vary %q names %s", vary, v)
+				}
+			}
+		})
+	}
 }
 
 func TestParseBaseURL(t *testing.T) {
