@@ -253,7 +253,7 @@ const (
 	CodeOverlapping       = "overlapping_entries" // zip entries share bytes (Fifield-style bombs)
 	CodeHeaderMismatch    = "header_mismatch"     // a zip local header disagrees with the central directory
 	CodeLeadingData       = "leading_data"        // bytes before the first zip local header
-	CodeHiddenData        = "hidden_data"         // bytes no zip entry accounts for, inside the archive
+	CodeHiddenData        = "hidden_data"         // bytes no zip entry accounts for; zip records in the comment or in stored data before a descriptor
 	CodeTrailingData      = "trailing_data"       // bytes after the zip end record or the tar end
 	CodeMultistreamGzip   = "multistream_gzip"    // a second gzip member
 	CodeChecksumMismatch  = "checksum_mismatch"   // an entry's CRC-32 is wrong

@@ -287,6 +287,40 @@ func TestValidateZipTail(t *testing.T) {
 	})
 }
 
+// TestValidateZipStoredDescriptors: a stored entry whose sizes come only
+// after its data (flag bit 3) ends, for a streaming reader, at the first
+// descriptor signature whose CRC and size fit, or at the next record; data
+// holding a record signature reads as other entries. Data without one is
+// unambiguous, and Go's archive/zip, bsdtar and a piped Info-ZIP zip write
+// every stored file this way.
+func TestValidateZipStoredDescriptors(t *testing.T) {
+	prefix := "prefix"
+	fakeDesc := string(put32(put32(put32(put32(nil, sigDesc), crc32.ChecksumIEEE([]byte(prefix))), uint32(len(prefix))), uint32(len(prefix))))
+	evilSkill := string(localRecord(t, zipRec{name: "SKILL.md", body: skillDoc("other")}))
+	stored := func(body string) zipRec {
+		return zipRec{name: "notes.bin", body: body, method: methodStore, descriptor: true}
+	}
+	// straddling ends in "PK\x07" and its CRC-32 starts with 08: without its
+	// signature, the descriptor completes a descriptor signature.
+	straddling := "PK\x07"
+	for i := 0; crc32.ChecksumIEEE([]byte(straddling))&0xff != 0x08; i++ {
+		straddling = fmt.Sprint(i, "PK\x07")
+	}
+	runCases(t, []tc{
+		{name: "a fake descriptor and a local record in the data", file: "s.zip", data: zipWith(stored(prefix + fakeDesc + evilSkill)), code: CodeHiddenData, entry: "notes.bin"},
+		{name: "a local header signature in the data", file: "s.zip", data: zipWith(stored("a" + evilSkill)), code: CodeHiddenData},
+		{name: "a descriptor signature in the data", file: "s.zip", data: zipWith(stored(prefix + fakeDesc)), code: CodeHiddenData},
+		{name: "a central record signature in the data", file: "s.zip", data: zipWith(stored("x" + string(put32(nil, sigCentral)))), code: CodeHiddenData},
+		{name: "a signature at the very end of the data", file: "s.zip", data: zipWith(stored("xyz" + string(put32(nil, sigLocal)))), code: CodeHiddenData},
+		{name: "a signature straddling the data's end", file: "s.zip", data: zipWith(zipRec{name: "n", body: straddling, descriptor: true, noDescSig: true}), code: CodeHiddenData},
+		{name: "a descriptor without signature after such data", file: "s.zip", data: zipWith(zipRec{name: "n", body: "a" + evilSkill, descriptor: true, noDescSig: true}), code: CodeHiddenData},
+		{name: "plain stored data with a descriptor", file: "s.zip", data: zipWith(stored("PK is not a record"), zipRec{name: "e", descriptor: true})},
+		{name: "record signatures in deflated data with a descriptor", file: "s.zip", data: zipWith(zipRec{name: "n", body: prefix + fakeDesc + evilSkill, method: methodDeflate, descriptor: true})},
+		{name: "record signatures in stored data without a descriptor", file: "s.zip", data: zipWith(zipRec{name: "inner.zip", body: prefix + fakeDesc + evilSkill})},
+		{name: "Go's writer storing a file", file: "s.zip", data: goZipWith(file{name: "run.sh", body: "#!/bin/sh\n", store: true})},
+	})
+}
+
 func crc32LE(s string) []byte { return put32(nil, crc32.ChecksumIEEE([]byte(s))) }
 
 func TestValidateZipIntegrity(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"hash/crc32"
 	"io"
 	"regexp"
 	"testing"
@@ -66,6 +67,9 @@ func FuzzZip(f *testing.F) {
 	// A second archive in the comment, its end record's comment running past the end.
 	inner := rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "../x", body: "x"}}, zipOpt{})
 	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}}, zipOpt{comment: string(put16(inner[:len(inner)-2], 0xffff))}))
+	// A stored entry with a descriptor whose data holds a fake descriptor and a local record.
+	stream := "prefix" + string(put32(put32(put32(put32(nil, sigDesc), crc32.ChecksumIEEE([]byte("prefix"))), 6), 6)) + string(localRecord(f, zipRec{name: "SKILL.md", body: skill}))
+	f.Add(rawZip(f, []zipRec{{name: "SKILL.md", body: skill}, {name: "n", body: stream, descriptor: true}}, zipOpt{}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Validate(data, "f.zip", fuzzLimits)
 		checkInvariants(t, res, err)

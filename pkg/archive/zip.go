@@ -297,17 +297,22 @@ func findEnd(d []byte) (uint64, error) {
 	return 0, fail(CodeMalformed, "", "no end of central directory record")
 }
 
-// recordSig reports whether b starts with the signature of a zip record:
-// any of the ones this parser reads.
-func recordSig(b []byte) (uint32, bool) {
-	if len(b) < 4 {
-		return 0, false
+// nextRecordSig returns where, at i or after, b holds the next signature
+// of a zip record (any of the ones this parser reads), or -1.
+func nextRecordSig(b []byte, i int) (int, uint32) {
+	for i < len(b) {
+		j := bytes.Index(b[i:], []byte("PK"))
+		if j < 0 || i+j+4 > len(b) {
+			return -1, 0
+		}
+		i += j
+		switch sig := le32(b[i:]); sig {
+		case sigLocal, sigCentral, sigEnd, sigEnd64, sigLoc64, sigDesc:
+			return i, sig
+		}
+		i++
 	}
-	switch sig := le32(b); sig {
-	case sigLocal, sigCentral, sigEnd, sigEnd64, sigLoc64, sigDesc:
-		return sig, true
-	}
-	return 0, false
+	return -1, 0
 }
 
 // checkTail refuses any record signature in the bytes after the central
@@ -322,16 +327,7 @@ func checkTail(d []byte, from, end uint64) error {
 	tail := d[from:]
 	comment := end + lenEnd - from // where the comment starts in tail
 	var hidden error
-	for i := 0; ; i++ {
-		j := bytes.Index(tail[i:], []byte("PK"))
-		if j < 0 {
-			return hidden
-		}
-		i += j
-		sig, ok := recordSig(tail[i:])
-		if !ok {
-			continue
-		}
+	for i, sig := nextRecordSig(tail, 0); i >= 0; i, sig = nextRecordSig(tail, i+1) {
 		at := from + uint64(i)
 		switch {
 		case sig == sigEnd && at == end,
@@ -347,6 +343,7 @@ func checkTail(d []byte, from, end uint64) error {
 			hidden = fail(CodeHiddenData, "", "a zip record signature (%#08x) at offset %d, inside the zip64 end record", sig, at)
 		}
 	}
+	return hidden
 }
 
 // parseCentral parses one central directory record at the start of b and
@@ -527,6 +524,18 @@ func (v *validator) checkLocal(e *zipEntry, boundary uint64) (uint64, error) {
 	n, err := descriptor(e, d[end:boundary])
 	if err != nil {
 		return 0, err
+	}
+	if e.method == methodStore {
+		// Stored data has no end of its own: a streaming reader ends it at
+		// the first descriptor signature whose CRC and size fit, or at the
+		// next record, so data holding a signature reads as other entries
+		// (a signature may straddle the data's end). Without one there is
+		// only one reading, and Go's archive/zip, bsdtar and a piped
+		// Info-ZIP zip store files this way, so only that is refused.
+		if i, sig := nextRecordSig(d[e.dataAt:min(end+3, boundary)], 0); i >= 0 && uint64(i) < e.csize {
+			return 0, fail(CodeHiddenData, e.raw, "stored with a data descriptor, and its data holds a zip record signature (%#08x) at byte %d, "+
+				"where a streaming extractor would end the entry: deflate it, or store it with its sizes in the local header", sig, i)
+		}
 	}
 	if err := v.addMeta(e.raw, int64(n)); err != nil {
 		return 0, err
