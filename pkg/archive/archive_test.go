@@ -113,6 +113,43 @@ func TestValidateNames(t *testing.T) {
 	})
 }
 
+// TestValidateWindowsAndMacNames: names Windows or macOS would merge with
+// another, or that display as another, are refused in both formats, as
+// entry names and as link targets.
+func TestValidateWindowsAndMacNames(t *testing.T) {
+	var cases []tc
+	refuse := func(label string, names ...string) {
+		for _, n := range names {
+			cases = append(cases,
+				tc{name: label + " in a zip name " + strconv.Quote(n), file: "s.zip", data: zipWith(zipRec{name: n, body: "x", flags: 0x800}), code: CodeInvalidName, entry: n},
+				tc{name: label + " in a tar name " + strconv.Quote(n), file: "s.tgz", data: tgzWith(tarRec{name: n, body: "x"}), code: CodeInvalidName, entry: n})
+			if strings.HasSuffix(n, "/") {
+				cases[len(cases)-1].data = tgzWith(tarRec{name: n, typ: '5'})
+				cases[len(cases)-2].data = zipWith(zipRec{name: n, flags: 0x800})
+			} else {
+				cases = append(cases, tc{name: label + " in a symlink target " + strconv.Quote(n), file: "s.tgz", data: tgzWith(tarRec{name: "l", typ: '2', link: n}), code: CodeInvalidName, entry: "l"})
+			}
+		}
+	}
+	// Windows drops a trailing dot or space: "SKILL.md." overwrites SKILL.md.
+	refuse("trailing dot or space", "SKILL.md.", "SKILL.md ", "docs./x.md", "docs /x.md", "...", "d./", "a. .")
+	refuse("a character Windows refuses", "a*b.md", "a?b.md", "a<b.md", "a>b.md", "a|b.md", `a"b.md`)
+	refuse("a DOS device", "CON", "con.txt", "Aux.tar.gz", "docs/nul", "NUL/x.md", "COM1.md", "lpt9", "com0", "PRN .txt", "COM\u00b9", "lpt\u00b3.md")
+	// Invisible: format characters and other default-ignorable code points.
+	refuse("an invisible character", "SKILL\u200b.md", "SKILL\u200c.md", "SKILL\u200d.md", "\u202egpj.md", "a\u2060b", "\ufeffSKILL.md",
+		"soft\u00adhyphen.md", "a\u034fb", "\u115f.md", "\u3164.md", "tag\U000e0041.md", "bidi\u200e.md", "a\u2064b")
+	cases = append(cases,
+		tc{name: "names near the refused ones", file: "s.zip", data: zipWith(
+			zipRec{name: "CONSOLE.md", body: "1"}, zipRec{name: "com10", body: "2"}, zipRec{name: "lpt", body: "3"}, zipRec{name: "auxiliary.md", body: "4"},
+			zipRec{name: "nul-terminated.md", body: "5"}, zipRec{name: "my notes.md", body: "6"}, zipRec{name: ".hidden", body: "7"},
+			zipRec{name: "a.b.c", body: "8"}, zipRec{name: " lead", body: "9"}, zipRec{name: "docs/con-tent.md", body: "10"},
+			zipRec{name: "caf\u00e9 \u65e5\u672c.md", body: "11", flags: 0x800}, zipRec{name: "\u0645\u0631\u062d\u0628\u0627.md", body: "12", flags: 0x800})},
+		tc{name: "link targets near the refused ones", file: "s.tgz", data: tgzWith(
+			tarRec{name: "a/l1", typ: '2', link: "../SKILL.md"}, tarRec{name: "a/l2", typ: '2', link: "./x/../y"}, tarRec{name: "a/l3", typ: '2', link: "../CONSOLE"})},
+	)
+	runCases(t, cases)
+}
+
 func TestValidateDuplicates(t *testing.T) {
 	runCases(t, []tc{
 		{name: "exact duplicate SKILL.md", file: "s.zip", data: zipWith(zipRec{name: "SKILL.md", body: skill}), code: CodeDuplicateEntry},

@@ -111,6 +111,8 @@ func FuzzTarGz(f *testing.F) {
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, {name: "s", typ: 'S', body: "data", gnu: true}}, false, make([]byte, 100))))
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}}, true, nil)))
 	f.Add(goTgz(f, file{name: "SKILL.md", body: skill}, file{name: "\ufb01\u0149", typ: tar.TypeSymlink, link: "SKILL.md"}, file{name: "\ufb01\u0149/x", body: "x"}))
+	// Names Windows merges or hides, as a name and as a link target.
+	f.Add(goTgz(f, file{name: "SKILL.md", body: skill}, file{name: "SKILL.md.", body: "x"}, file{name: "l", typ: tar.TypeSymlink, link: "con.txt"}, file{name: "a\u200bb", body: "x"}))
 	// Stacked extension headers, a PAX size, and a directory declaring content.
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, paxHdr(paxRecord("path", "SKILL.md")), longName("a/b"), {name: "p", body: "x"}}, false, nil)))
 	f.Add(gz(f, rawTar([]tarRec{{name: "SKILL.md", body: skill}, longName("l"), longLink("SKILL.md"), {name: "x", typ: '2', link: "x"},

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -50,6 +51,9 @@ func cleanName(raw string, dir bool) (string, *Error) {
 		case len(elem) > MaxElementBytes:
 			return "", fail(CodeNameTooLong, raw, "a path element is %d bytes, at most %d allowed", len(elem), MaxElementBytes)
 		}
+		if err := checkElement(raw, elem); err != nil {
+			return "", err
+		}
 		if !more {
 			break
 		}
@@ -58,8 +62,48 @@ func cleanName(raw string, dir bool) (string, *Error) {
 	return name, nil
 }
 
+// checkElement applies the rules for one path element of a name or link
+// target other than "." and "..", for what Windows does with it: it drops
+// a trailing '.' or ' ' ("SKILL.md." would overwrite SKILL.md) and opens a
+// device for a DOS device name, whatever the extension ("con.txt").
+func checkElement(entry, elem string) *Error {
+	switch last := elem[len(elem)-1]; {
+	case last == '.' || last == ' ':
+		return fail(CodeInvalidName, entry, "the path element %q ends with %q, which Windows drops", clip(elem), last)
+	case isDOSDevice(elem):
+		return fail(CodeInvalidName, entry, "the path element %q is a DOS device name, which Windows opens as a device", clip(elem))
+	}
+	return nil
+}
+
+// isDOSDevice reports whether elem names a DOS device: CON, PRN, AUX, NUL,
+// COM0-COM9 or LPT0-LPT9 (or COM and LPT with a superscript 1-3), in any
+// case, before an extension and trailing spaces.
+func isDOSDevice(elem string) bool {
+	base, _, _ := strings.Cut(elem, ".")
+	base = strings.TrimRight(base, " ")
+	switch {
+	case len(base) == 3:
+		return strings.EqualFold(base, "CON") || strings.EqualFold(base, "PRN") ||
+			strings.EqualFold(base, "AUX") || strings.EqualFold(base, "NUL")
+	case len(base) < 4 || !strings.EqualFold(base[:3], "COM") && !strings.EqualFold(base[:3], "LPT"):
+		return false
+	}
+	switch d := base[3:]; d {
+	case "\u00b9", "\u00b2", "\u00b3":
+		return true
+	default:
+		return len(d) == 1 && d[0] >= '0' && d[0] <= '9'
+	}
+}
+
+// windowsReserved are the printable ASCII characters Windows refuses in a
+// name (':' and '\' have rules of their own).
+const windowsReserved = `*?<>|"`
+
 // checkChars applies the rules shared by names and link targets: not empty,
-// bounded, valid UTF-8 without control characters, no backslash, no colon.
+// bounded, valid UTF-8 without control characters, no backslash, no colon,
+// none of the other characters Windows refuses, and no invisible characters.
 func checkChars(s string) *Error {
 	if s == "" {
 		return fail(CodeInvalidName, s, "empty name")
@@ -80,6 +124,12 @@ func checkChars(s string) *Error {
 		case r == ':':
 			// Drive letters ("C:") and NTFS alternate data streams.
 			return fail(CodeInvalidName, s, "':' is not allowed")
+		case r < utf8.RuneSelf && strings.IndexByte(windowsReserved, byte(r)) >= 0:
+			return fail(CodeInvalidName, s, "%q is not allowed: Windows refuses it in names", r)
+		case r >= utf8.RuneSelf && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)):
+			// Invisible, and ignored by some file systems and by people:
+			// "SKILL\u200b.md" looks like SKILL.md, U+202E reverses what follows.
+			return fail(CodeInvalidName, s, "the invisible character %U at byte %d is not allowed", r, i)
 		}
 	}
 	return nil
@@ -226,6 +276,10 @@ func checkTarget(name, target string) *Error {
 		default:
 			if len(elem) > MaxElementBytes {
 				return fail(CodeNameTooLong, name, "a symlink target element is %d bytes, at most %d allowed", len(elem), MaxElementBytes)
+			}
+			if err := checkElement(name, elem); err != nil {
+				err.Msg = "symlink target: " + err.Msg
+				return err
 			}
 			depth++
 		}
