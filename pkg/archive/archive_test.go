@@ -121,11 +121,11 @@ func TestValidateWindowsAndMacNames(t *testing.T) {
 	refuse := func(label string, names ...string) {
 		for _, n := range names {
 			cases = append(cases,
-				tc{name: label + " in a zip name " + strconv.Quote(n), file: "s.zip", data: zipWith(zipRec{name: n, body: "x", flags: 0x800}), code: CodeInvalidName, entry: n},
+				tc{name: label + " in a zip name " + strconv.Quote(n), file: "s.zip", data: zipWith(zipRec{name: n, body: "x", flags: flagUTF8}), code: CodeInvalidName, entry: n},
 				tc{name: label + " in a tar name " + strconv.Quote(n), file: "s.tgz", data: tgzWith(tarRec{name: n, body: "x"}), code: CodeInvalidName, entry: n})
 			if strings.HasSuffix(n, "/") {
 				cases[len(cases)-1].data = tgzWith(tarRec{name: n, typ: '5'})
-				cases[len(cases)-2].data = zipWith(zipRec{name: n, flags: 0x800})
+				cases[len(cases)-2].data = zipWith(zipRec{name: n, flags: flagUTF8})
 			} else {
 				cases = append(cases, tc{name: label + " in a symlink target " + strconv.Quote(n), file: "s.tgz", data: tgzWith(tarRec{name: "l", typ: '2', link: n}), code: CodeInvalidName, entry: "l"})
 			}
@@ -143,7 +143,7 @@ func TestValidateWindowsAndMacNames(t *testing.T) {
 			zipRec{name: "CONSOLE.md", body: "1"}, zipRec{name: "com10", body: "2"}, zipRec{name: "lpt", body: "3"}, zipRec{name: "auxiliary.md", body: "4"},
 			zipRec{name: "nul-terminated.md", body: "5"}, zipRec{name: "my notes.md", body: "6"}, zipRec{name: ".hidden", body: "7"},
 			zipRec{name: "a.b.c", body: "8"}, zipRec{name: " lead", body: "9"}, zipRec{name: "docs/con-tent.md", body: "10"},
-			zipRec{name: "caf\u00e9 \u65e5\u672c.md", body: "11", flags: 0x800}, zipRec{name: "\u0645\u0631\u062d\u0628\u0627.md", body: "12", flags: 0x800})},
+			zipRec{name: "caf\u00e9 \u65e5\u672c.md", body: "11", flags: flagUTF8}, zipRec{name: "\u0645\u0631\u062d\u0628\u0627.md", body: "12", flags: flagUTF8})},
 		tc{name: "link targets near the refused ones", file: "s.tgz", data: tgzWith(
 			tarRec{name: "a/l1", typ: '2', link: "../SKILL.md"}, tarRec{name: "a/l2", typ: '2', link: "./x/../y"}, tarRec{name: "a/l3", typ: '2', link: "../CONSOLE"})},
 	)
@@ -156,14 +156,14 @@ func TestValidateDuplicates(t *testing.T) {
 		{name: "case only", file: "s.zip", data: zipWith(zipRec{name: "README.md", body: "a"}, zipRec{name: "readme.md", body: "b"}), code: CodeDuplicateEntry, entry: "readme.md"},
 		{name: "NFC against NFD", file: "s.tgz", data: tgzWith(tarRec{name: "caf\u00e9.md", body: "a"}, tarRec{name: "cafe\u0301.md", body: "b"}), code: CodeDuplicateEntry},
 		{name: "full case folding", file: "s.tgz", data: tgzWith(tarRec{name: "Stra\u00dfe.md", body: "a"}, tarRec{name: "STRASSE.md", body: "b"}), code: CodeDuplicateEntry},
-		{name: "Kelvin sign", file: "s.zip", data: zipWith(zipRec{name: "k.md", body: "a"}, zipRec{name: "\u212a.md", body: "b"}), code: CodeDuplicateEntry},
+		{name: "Kelvin sign", file: "s.zip", data: zipWith(zipRec{name: "k.md", body: "a"}, zipRec{name: "\u212a.md", body: "b", flags: flagUTF8}), code: CodeDuplicateEntry},
 		{name: "dot-slash spelling", file: "s.tgz", data: tgzWith(tarRec{name: "./SKILL.md", body: skill}), code: CodeDuplicateEntry},
 		{name: "directory twice", file: "s.tgz", data: tgzWith(tarRec{name: "d/", typ: '5'}, tarRec{name: "D/", typ: '5'}), code: CodeDuplicateEntry},
 		{name: "file then deeper file", file: "s.zip", data: zipWith(zipRec{name: "docs", body: "a"}, zipRec{name: "docs/x.md", body: "b"}), code: CodeFileDirConflict},
 		{name: "deeper file then file", file: "s.zip", data: zipWith(zipRec{name: "docs/x.md", body: "b"}, zipRec{name: "Docs", body: "a"}), code: CodeFileDirConflict},
 		{name: "directory then file", file: "s.tgz", data: tgzWith(tarRec{name: "a/", typ: '5'}, tarRec{name: "A", body: "x"}), code: CodeFileDirConflict},
 		// Folding changes byte lengths: "İ" grows, the ligature "ﬁ" shrinks.
-		{name: "folding lengthens the parent", file: "s.zip", data: zipWith(zipRec{name: "İİİİ", body: "a"}, zipRec{name: "İİİİ/a", body: "b"}), code: CodeFileDirConflict, entry: "İİİİ/a"},
+		{name: "folding lengthens the parent", file: "s.zip", data: zipWith(zipRec{name: "İİİİ", body: "a", flags: flagUTF8}, zipRec{name: "İİİİ/a", body: "b", flags: flagUTF8}), code: CodeFileDirConflict, entry: "İİİİ/a"},
 		{name: "folding shortens the parent", file: "s.tgz", data: tgzWith(tarRec{name: "ﬁﬁﬁﬁ", body: "a"}, tarRec{name: "ﬁﬁﬁﬁ/a", body: "b"}), code: CodeFileDirConflict},
 		{name: "folding lengthens a symlink parent", file: "s.tgz", data: tgzWith(tarRec{name: "ŉŉŉ", typ: '2', link: "real"}, tarRec{name: "ŉŉŉ/x", body: "x"}), code: CodeBeneathSymlink},
 	})
@@ -173,7 +173,7 @@ func TestValidateDuplicates(t *testing.T) {
 // way the archive spells it, whatever folding did to its length.
 func TestConflictNamesTheParentAsWritten(t *testing.T) {
 	for _, parent := range []string{"İİİİ", "ﬁﬁﬁﬁ", "a/İİ"} {
-		data := zipWith(zipRec{name: parent, body: "a"}, zipRec{name: parent + "/deeper/x", body: "b"})(t)
+		data := zipWith(zipRec{name: parent, body: "a", flags: flagUTF8}, zipRec{name: parent + "/deeper/x", body: "b", flags: flagUTF8})(t)
 		_, err := Validate(data, "s.zip", Limits{})
 		e, ok := AsError(err)
 		if !ok || e.Code != CodeFileDirConflict || !strings.Contains(e.Msg, strconv.Quote(parent)) {
@@ -192,6 +192,22 @@ func TestValidateZipLinksAndModes(t *testing.T) {
 		{name: "fifo", file: "s.zip", data: zipWith(zipRec{name: "p", creator: creatorUnix, extAttr: unixAttr(0o010644)}), code: CodeSpecialFile},
 		{name: "socket", file: "s.zip", data: zipWith(zipRec{name: "s", creator: creatorUnix, extAttr: unixAttr(0o140644)}), code: CodeSpecialFile},
 		{name: "directory bits without slash", file: "s.zip", data: zipWith(zipRec{name: "d", creator: creatorUnix, extAttr: unixAttr(0o040755)}), code: CodeMalformed},
+	})
+}
+
+// TestValidateZipNameEncoding: without general purpose bit 11 a zip name
+// is CP437 to Python and others, so names distinct in UTF-8 may meet once
+// decoded ("Ä.md" and "Î.md" become "├ä.md" and "├Ä.md", equal after case
+// folding); a non-ASCII name must carry the flag.
+func TestValidateZipNameEncoding(t *testing.T) {
+	runCases(t, []tc{
+		{name: "a non-ASCII name without the UTF-8 flag", file: "s.zip", data: zipWith(zipRec{name: "r\u00e9sum\u00e9.md", body: "x"}), code: CodeInvalidName, entry: "r\u00e9sum\u00e9.md"},
+		{name: "names that collide as CP437", file: "s.zip", data: zipWith(zipRec{name: "\u00c4.md", body: "1"}, zipRec{name: "\u00ce.md", body: "2"}), code: CodeInvalidName, entry: "\u00c4.md"},
+		{name: "a non-ASCII directory without the UTF-8 flag", file: "s.zip", data: zipWith(zipRec{name: "\u65e5\u672c/"}), code: CodeInvalidName},
+		{name: "the flag in the central record only", file: "s.zip", data: zipWith(zipRec{name: "\u00e9.md", body: "x", flags: flagUTF8, localFlags: ptr(uint16(0))}), code: CodeHeaderMismatch},
+		{name: "non-ASCII names with the UTF-8 flag", file: "s.zip", data: zipWith(zipRec{name: "\u00c4.md", body: "1", flags: flagUTF8}, zipRec{name: "\u00ce.md", body: "2", flags: flagUTF8})},
+		{name: "ASCII names with and without the flag", file: "s.zip", data: zipWith(zipRec{name: "a.md", body: "1", flags: flagUTF8}, zipRec{name: "b.md", body: "2"})},
+		{name: "Go's writer flags non-ASCII names", file: "s.zip", data: goZipWith(file{name: "\u00c4.md", body: "1"}, file{name: "\u00ce.md", body: "2"})},
 	})
 }
 

@@ -25,7 +25,9 @@ func TestValidateRealTools(t *testing.T) {
 		"bsdtar-store.zip":            "", // stored entries with data descriptors
 		"info-zip.zip":                "",
 		"info-zip-streamed-store.zip": "", // stored entries with data descriptors
-		"info-zip-utf8-unflagged.zip": "",
+		// Info-ZIP's zip 3.0 leaves bit 11 unset on UTF-8 names, which
+		// Python then reads as CP437.
+		"info-zip-utf8-unflagged.zip": CodeInvalidName,
 		"git-archive.zip":             "", // the commit id as the archive comment
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "tools", "*[zp]"))

@@ -31,6 +31,7 @@ const (
 	flagEncrypted       = 0x0001
 	flagDescriptor      = 0x0008
 	flagStrongEncrypted = 0x0040
+	flagUTF8            = 0x0800 // the name and comment are UTF-8, not CP437
 	flagMaskedHeaders   = 0x2000 // the central directory itself is encrypted
 
 	methodStore   = 0
@@ -374,6 +375,12 @@ func parseCentral(b []byte) (zipEntry, uint64, error) {
 	}
 	if e.method != methodStore && e.method != methodDeflate {
 		return e, 0, fail(CodeUnsupportedMethod, e.raw, "compression method %d: only store (0) and deflate (8) are allowed", e.method)
+	}
+	if e.flags&flagUTF8 == 0 && !isASCII(e.raw) {
+		// Python and others decode it as CP437, where names that differ
+		// here may meet ("Ä.md" and "Î.md" fold to one name).
+		return e, 0, fail(CodeInvalidName, e.raw, "a non-ASCII name without the UTF-8 flag (general purpose bit 11), "+
+			"which extractors read as CP437: re-create the archive with a UTF-8-aware tool")
 	}
 	fields, err := extraFields(e.raw, extra)
 	if err != nil {
