@@ -6,10 +6,14 @@
 // instead. It reads every entry to the end, verifying checksums and counting
 // the bytes it actually decompresses against per-archive budgets, and refuses
 // path traversal, links that escape the root, special files, duplicate names
-// after Unicode normalisation and case folding, encrypted or overlapping zip
-// entries, zip headers that disagree, and bytes hidden before, between or
-// after the parts of an archive. Every refusal is an *Error with a stable
-// code that names the entry concerned.
+// after Unicode normalisation and case folding, names Windows or macOS would
+// merge or hide, encrypted or overlapping zip entries, zip headers that
+// disagree, and bytes hidden before, between or after the parts of an
+// archive. Where extractors read the same bytes differently (a second zip in
+// the comment, stored data a streaming reader would end early, stacked tar
+// extension headers, CP437 names), it refuses the archive rather than pick
+// one reading. Every refusal is an *Error with a stable code that names the
+// entry concerned.
 //
 // An accepted archive has a valid SKILL.md at its root; Validate returns its
 // parsed frontmatter, the entry list and the digest of the archive's bytes.
@@ -229,7 +233,7 @@ const (
 	CodePathTraversal   = "path_traversal"    // a ".." element
 	CodeAbsolutePath    = "absolute_path"     // a leading "/"
 	CodeBackslash       = "backslash"         // a "\" anywhere in a name
-	CodeInvalidName     = "invalid_name"      // empty, ".", "//", ":", control bytes, invalid UTF-8
+	CodeInvalidName     = "invalid_name"      // empty, ".", "//", ":", control bytes, invalid UTF-8, what Windows refuses or drops, invisible characters, CP437 zip names
 	CodeNameTooLong     = "name_too_long"     // over MaxPathBytes or MaxElementBytes
 	CodeDuplicateEntry  = "duplicate_entry"   // equal after NFC and case folding
 	CodeFileDirConflict = "file_dir_conflict" // a name that is both a file and a directory
