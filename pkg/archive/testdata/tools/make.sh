@@ -21,6 +21,7 @@ tree() { # $1: directory; $2: "links" to add symlinks, "ascii" for no non-ASCII 
 	if [ "${2:-}" = links ]; then
 		ln -s ../docs/guide.md "$1/links/guide"
 		ln -s "../docs/$long" "$1/links/$long" # a long name and a long target
+		ln "$1/docs/guide.md" "$1/docs/guide-again.md"
 	else
 		echo plain >"$1/links/none.md"
 	fi
