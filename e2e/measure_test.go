@@ -200,3 +200,44 @@ func BenchmarkWarmIndex(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWarmAPIIndex times a warm GET of the RFC index through the
+// runtime API (the API function after its first request), beside the same
+// event handled in-process: the difference is what the Lambda runtime
+// interface and the event's JSON round trip cost.
+func BenchmarkWarmAPIIndex(b *testing.B) {
+	cfg := awstest.Config(b)
+	bucket := awstest.Bucket(b, cfg)
+	upload(b, awstest.S3(cfg), bucket, exampleFiles(b))
+	namespace := metricNamespace(b)
+	ix := startIndexer(b, bucket, namespace)
+	ix.mustInvoke(b, []byte(indexer.ReindexPayload))
+	ix.stop()
+	keys := newAPIKeys(b, cfg)
+	fn := start(b, "api", bootstrap(b, runtime.GOARCH, "api"), templateEnv(b, apiID, map[string]string{
+		"SKILLDROP_BUCKET":            bucket,
+		"SKILLDROP_METRIC_NAMESPACE":  namespace,
+		"SKILLDROP_API_KEY_PARAMETER": keys.parameter,
+	}))
+	ref := inProcessAPI(b, cfg, bucket, namespace, keys.parameter)
+	event := gatewayEvent(call{method: http.MethodGet, target: "/.well-known/agent-skills/index.json"}, "bench", time.Now())
+	payload, err := json.Marshal(event)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fn.mustInvoke(b, payload) // the first request loads the catalog
+	ctx := context.Background()
+	b.Run("rie", func(b *testing.B) {
+		for b.Loop() {
+			fn.mustInvoke(b, payload)
+		}
+	})
+	b.Run("in-process", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := ref.Handle(ctx, event)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("in-process index: %d %v", resp.StatusCode, err)
+			}
+		}
+	})
+}
