@@ -9,7 +9,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/pack"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -93,5 +95,37 @@ func BenchmarkRedeliveredArchive1000(b *testing.B) {
 		if err != nil || len(res.Unchanged) != 1 {
 			b.Fatalf("err %v, result %s", err, dump(res))
 		}
+	}
+}
+
+// BenchmarkRebuildWithConfig re-indexes a bucket of 200 dropped skills and
+// agent-skills.yaml from an empty catalog, with a config that only sets
+// visibility for an older drop (one pass over the bucket) and with one
+// whose entry claims an older drop's path (a second pass decides it).
+func BenchmarkRebuildWithConfig(b *testing.B) {
+	for _, bc := range []struct{ name, config string }{
+		{"settings only", "skills:\n  - name: s000\n    visibility: authenticated\n"},
+		{"collides with an older drop", "skills:\n  - name: evil\n    url: /skills/s000.md\n    body: |\n" + indent(skillDoc("evil", "1", "Evil."))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := newEnv(b)
+			for i := range 200 {
+				name := fmt.Sprintf("s%03d", i)
+				e.put("skills/"+name+".md", skillDoc(name, "1", "Skill "+name+"."))
+			}
+			e.put(skillsconfig.Key, []byte(bc.config))
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				e.del(catalog.Key)
+				b.StartTimer()
+				res, err := e.ix.Reindex(ctx)
+				if err != nil || len(res.Published) < 200 {
+					b.Fatalf("err %v, result %s", err, dump(res))
+				}
+			}
+		})
 	}
 }

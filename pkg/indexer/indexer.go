@@ -246,7 +246,11 @@ func (ix *Indexer) Reconcile(ctx context.Context, keys ...string) (*Result, erro
 
 // Reindex reconciles every key of the bucket, and withdraws the entries
 // whose source is gone. The version history in the catalog is kept, so the
-// result equals what incremental indexing produced.
+// result equals what incremental indexing produced. Claims that collide
+// and are not in the catalog yet (as in a rebuild from an empty catalog)
+// are decided as incremental indexing in write order decided them: the
+// older object wins, whether two drops claim a name or agent-skills.yaml
+// and a drop claim a name or a served path.
 func (ix *Indexer) Reindex(ctx context.Context) (*Result, error) {
 	return ix.run(ctx, nil, true)
 }

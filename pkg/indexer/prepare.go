@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -140,6 +142,14 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	if err != nil {
 		return nil, err
 	}
+	return ix.prepareOn(ctx, snap, inForce, keys, orphans, full, false)
+}
+
+// prepareOn prepares against snap, whose config in force is inForce. With
+// hold it leaves agent-skills.yaml unread and inForce in force, as if the
+// config had not changed.
+func (ix *Indexer) prepareOn(ctx context.Context, snap *catalog.Catalog, inForce *skillsconfig.Config,
+	keys []string, orphans []target, full, hold bool) (*prepared, error) {
 	pr := &prepared{
 		plan: &plan{
 			basis:      configDigest(snap),
@@ -153,8 +163,8 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	var q keyQueue
 	q.add(keys...)
 	cfgTargets := map[target]bool{}
-	if full || slices.Contains(keys, skillsconfig.Key) {
-		touched, err := ix.prepareConfig(ctx, snap, inForce, pr)
+	if !hold && (full || slices.Contains(keys, skillsconfig.Key)) {
+		touched, err := ix.prepareConfig(ctx, snap, inForce, full, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +304,9 @@ func configInForce(c *catalog.Catalog) (*skillsconfig.Config, error) {
 // prepareConfig reads agent-skills.yaml and decides whether it goes into
 // force, is removed, or is rejected. It returns the targets a change
 // touches: every entry and listing reference of the old and the new config.
-func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inForce *skillsconfig.Config, pr *prepared) ([]target, error) {
+// In a full re-index (full) the drops written before the config count as
+// published, as they were when incremental indexing saw it (olderDrops).
+func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inForce *skillsconfig.Config, full bool, pr *prepared) ([]target, error) {
 	data, info, err := store.ReadAll(ctx, ix.store, skillsconfig.Key, skillsconfig.MaxBytes)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -331,6 +343,10 @@ func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inF
 		msg = configMessage(err)
 	} else if c := conflicts(snap, cfg); c != "" {
 		msg = c
+	} else if full {
+		if msg, err = ix.olderDrops(ctx, snap, inForce, cfg, info.LastModified); err != nil {
+			return nil, err
+		}
 	}
 	if msg != "" {
 		pr.config = ConfigRejected
@@ -347,6 +363,107 @@ func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inF
 	pr.plan.cfg = cfg
 	pr.config = ConfigApplied
 	return append(configTargets(inForce), configTargets(cfg)...), nil
+}
+
+// olderDrops decides a new config in a full re-index as incremental
+// indexing in write order decided it: the drops written before it (or in
+// the same instant: ties go to the drop, whose event a same-second config
+// found indexed) were published when it arrived, so it must not collide
+// with them, exactly as conflicts checks it against the live entries. It
+// returns why the config cannot be put in force ("" when it can).
+//
+// Without this, a re-index from an empty catalog (a rebuilt or restored
+// bucket) would put the config in force and reject the older drop, the
+// opposite of what incremental indexing did. As between two drops
+// (orderClaims), the older object wins.
+func (ix *Indexer) olderDrops(ctx context.Context, snap *catalog.Catalog, inForce, cfg *skillsconfig.Config, written time.Time) (string, error) {
+	infos, err := ix.listSources(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !mayCollide(cfg, infos, written) {
+		return "", nil
+	}
+	// The bucket as if the config had not changed: each drop validated with
+	// the caps of the config in force before this one, as its event was.
+	before, err := ix.prepareOn(ctx, snap, inForce, nil, nil, true, true)
+	if err != nil {
+		return "", err
+	}
+	if err := errors.Join(before.errs...); err != nil {
+		// Deciding on part of the bucket could put in force a config that
+		// incremental indexing rejected; the invocation is retried instead.
+		return "", fmt.Errorf("read the drops written before %s: %w", skillsconfig.Key, err)
+	}
+	p := *before.plan
+	p.claims = slices.DeleteFunc(slices.Clone(p.claims), func(cl *claim) bool {
+		return cl.source != catalog.ConfigSource && cl.modified.After(written)
+	})
+	then, err := cloneCatalog(snap)
+	if err != nil {
+		return "", err
+	}
+	if _, err := apply(then, &p); err != nil && !errors.Is(err, catalog.ErrNoChange) {
+		return "", fmt.Errorf("publish the drops written before %s: %w", skillsconfig.Key, err)
+	}
+	return conflicts(then, cfg), nil
+}
+
+// mayCollide reports whether a drop written no later than written could
+// collide with cfg: a key claiming a name cfg defines or includes by name,
+// a name whose url cfg sets, or a key served at a path an entry of cfg
+// takes. It reads nothing, and over-approximates (the drop may be invalid
+// or lose its name to another), so that olderDrops reads the bucket a
+// second time only when the answer may depend on it.
+func mayCollide(cfg *skillsconfig.Config, infos []store.Info, written time.Time) bool {
+	names := map[target]bool{}
+	paths := map[string]bool{}
+	for _, ce := range allConfigEntries(cfg) {
+		t := target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}
+		switch {
+		case ce.Path != "":
+			names[t], paths[ce.Path] = true, true
+		case ce.Defines():
+			names[t] = true
+			if p := servedPath(t, catalog.ConfigSource, ce.ExternalURL, formatHint(ce), cfg); p != "" {
+				paths[p] = true
+			}
+		}
+	}
+	for _, l := range cfg.Listings {
+		for _, name := range l.Refs {
+			names[target{Kind: catalog.KindSkill, Listing: l.Name, Name: name}] = true
+		}
+	}
+	for _, info := range infos {
+		// To the second: a listing may time objects more finely than the
+		// read that timed the config (S3 answers a GET with an HTTP date).
+		if info.LastModified.Truncate(time.Second).After(written) {
+			continue
+		}
+		k, err := artifact.ParseKey(info.Key)
+		if err != nil || (k.Kind != artifact.KindSkill && k.Kind != artifact.KindSubagent) {
+			continue
+		}
+		t := targetOfKey(k)
+		if names[t] || paths[servedPath(t, info.Key, "", "", cfg)] {
+			return true
+		}
+	}
+	return false
+}
+
+// cloneCatalog returns a deep copy of c.
+func cloneCatalog(c *catalog.Catalog) (*catalog.Catalog, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode catalog: %w", err)
+	}
+	cp, err := catalog.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("copy catalog: %w", err)
+	}
+	return cp, nil
 }
 
 func configMessage(err error) string {
