@@ -18,8 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/samtemplate"
@@ -193,17 +191,7 @@ func newAPIKeys(t testing.TB, cfg aws.Config) apiKeys {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	k := apiKeys{key: "sk-e2e-" + hex.EncodeToString(b[:]), parameter: "/" + awstest.Name(t, "skilldrop-e2e") + "/api-keys"}
-	client := ssm.NewFromConfig(cfg)
-	if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{
-		Name: aws.String(k.parameter), Value: aws.String(apikey.Hash(k.key)), Type: ssmtypes.ParameterTypeSecureString,
-	}); err != nil {
-		t.Fatalf("put the SecureString %s: %v", k.parameter, err)
-	}
-	t.Cleanup(func() {
-		if _, err := client.DeleteParameter(context.Background(), &ssm.DeleteParameterInput{Name: aws.String(k.parameter)}); err != nil {
-			t.Logf("cleanup: delete %s: %v", k.parameter, err)
-		}
-	})
+	awstest.SecureString(t, cfg, k.parameter, apikey.Hash(k.key))
 	return k
 }
 

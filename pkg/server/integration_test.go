@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
@@ -50,17 +49,9 @@ func newEmulated(t *testing.T) *emulated {
 	st := store.NewS3(cfg, e.bucket)
 	e.b = standardBucket(t, st)
 
-	ssmClient := ssm.NewFromConfig(cfg)
 	param := "/" + awstest.Name(t, "skilldrop-test") + "/api-keys"
-	if _, err := ssmClient.PutParameter(context.Background(), &ssm.PutParameterInput{
-		Name: aws.String(param), Value: aws.String(apikey.Hash(goodKey)), Type: ssmtypes.ParameterTypeSecureString,
-	}); err != nil {
-		t.Fatalf("put %s: %v", param, err)
-	}
-	t.Cleanup(func() {
-		_, _ = ssmClient.DeleteParameter(context.Background(), &ssm.DeleteParameterInput{Name: aws.String(param)})
-	})
-	keys, err := ssmparam.New(ssmClient, param, apikey.CacheOptions{})
+	awstest.SecureString(t, cfg, param, apikey.Hash(goodKey))
+	keys, err := ssmparam.New(ssm.NewFromConfig(cfg), param, apikey.CacheOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

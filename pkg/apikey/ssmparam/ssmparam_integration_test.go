@@ -9,35 +9,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
 )
 
-// putSecure writes a SecureString (overwriting), deleted when the test ends.
-func putSecure(t *testing.T, client *ssm.Client, name, value string) {
-	t.Helper()
-	if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{
-		Name: aws.String(name), Value: aws.String(value), Type: types.ParameterTypeSecureString, Overwrite: aws.Bool(true),
-	}); err != nil {
-		t.Fatalf("put %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		_, _ = client.DeleteParameter(context.Background(), &ssm.DeleteParameterInput{Name: aws.String(name)})
-	})
-}
-
 // TestSecureStringIsReadDecryptedAndRotationShowsAfterTheTTL runs the
 // Lambda's key path against the emulator's SSM with an injected clock.
 func TestSecureStringIsReadDecryptedAndRotationShowsAfterTheTTL(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Config(t))
+	cfg := awstest.Config(t)
+	client := ssm.NewFromConfig(cfg)
 	name := "/" + awstest.Name(t, "skilldrop-test") + "/api-keys"
 	const keyA, keyB, keyC = "sk-integration-alpha", "sk-integration-bravo", "sk-integration-charlie"
-	putSecure(t, client, name, apikey.Hash(keyA)+", "+apikey.Hash(keyB))
+	awstest.SecureString(t, cfg, name, apikey.Hash(keyA)+", "+apikey.Hash(keyB))
 
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	src, err := ssmparam.New(client, name, apikey.CacheOptions{Now: func() time.Time { return now }})
@@ -60,7 +46,7 @@ func TestSecureStringIsReadDecryptedAndRotationShowsAfterTheTTL(t *testing.T) {
 	}
 
 	// Rotate: revoke keyA, add keyC.
-	putSecure(t, client, name, apikey.Hash(keyB)+","+apikey.Hash(keyC))
+	awstest.SecureString(t, cfg, name, apikey.Hash(keyB)+","+apikey.Hash(keyC))
 	now = now.Add(apikey.DefaultTTL - time.Second)
 	if status(keyA) != apikey.Valid || status(keyC) != apikey.Invalid {
 		t.Error("before the TTL the cached set must still answer")
