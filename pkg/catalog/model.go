@@ -5,6 +5,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -113,6 +114,24 @@ type Version struct {
 	Description string `json:"description"`
 	// Subagent is metadata.subagent: the sub-agent this skill routes to.
 	Subagent string `json:"subagent,omitempty"`
+	// Frontmatter is the SKILL.md (or agent.md) frontmatter as JSON,
+	// verbatim: every key the author wrote. Empty for external entries,
+	// whose bytes were never read.
+	Frontmatter json.RawMessage `json:"frontmatter,omitempty"`
+	// Files are the version's files: a skill-md's one file, or every
+	// regular file of an archive, in path order. Empty for external entries.
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of a version: its path in the skill (SKILL.md for a
+// skill-md), the SHA-256 digest and size of its bytes, and its media type.
+// Its bytes are stored as a blob of their own, BlobKey(Digest), so one file
+// can be re-hashed without reading an archive.
+type File struct {
+	Path      string        `json:"path"`
+	Digest    digest.Digest `json:"digest"`
+	Size      int64         `json:"size"`
+	MediaType string        `json:"mediaType"`
 }
 
 // Listing is a named sub-index at /.well-known/agent-skills/<name>/.
