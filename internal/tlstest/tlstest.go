@@ -5,6 +5,8 @@ package tlstest
 
 import (
 	"crypto/x509"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +27,8 @@ func New(t testing.TB, h http.Handler) *Server {
 	srv := httptest.NewUnstartedServer(h)
 	ln := newCountingListener(srv.Listener)
 	srv.Listener = ln
+	// Connections' marks close without a handshake: not worth a log line.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return &Server{Server: srv, ln: ln}

@@ -150,8 +150,7 @@ func TestAllowedAddress(t *testing.T) {
 		serveDoc(w, r)
 	}))
 	t.Cleanup(plain.Close)
-	var srv *tlstest.Server
-	srv = tlstest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := tlstest.New(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/x.md":
 			serveDoc(w, r)
