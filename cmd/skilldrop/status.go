@@ -102,7 +102,7 @@ func renderStatus(out *resultWriter, where string, c *catalog.Catalog, s *catalo
 				notes = append(notes, "contenders "+strings.Join(e.Contenders, ","))
 			}
 			_, _ = io.WriteString(tw, "  "+strings.Join([]string{e.ID(), printable(e.Latest), typ, string(e.Visibility),
-				strconv.Itoa(len(e.Versions)), e.Source, strings.Join(notes, "; ")}, "\t")+"\n")
+				strconv.Itoa(e.VersionCount()), e.Source, strings.Join(notes, "; ")}, "\t")+"\n")
 		}
 		if n == 0 {
 			out.printf("\n%s: none\n", title)

@@ -304,6 +304,9 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, f
 		}
 		var d *decisions
 		c, err := catalog.Update(ctx, ix.store, func(c *catalog.Catalog) error {
+			if err := c.LoadHistories(); err != nil {
+				return err
+			}
 			var err error
 			d, err = apply(c, pr.plan)
 			return err

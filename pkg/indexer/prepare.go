@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -135,6 +134,9 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	case errors.Is(err, store.ErrNotFound):
 		snap = catalog.New()
 	case err != nil:
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	if err := snap.LoadHistories(); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
 	inForce, err := configInForce(snap)
@@ -454,12 +456,15 @@ func mayCollide(cfg *skillsconfig.Config, infos []store.Info, written time.Time)
 
 // cloneCatalog returns a deep copy of c.
 func cloneCatalog(c *catalog.Catalog) (*catalog.Catalog, error) {
-	b, err := json.Marshal(c)
+	b, err := catalog.Encode(c, 0)
 	if err != nil {
 		return nil, fmt.Errorf("encode catalog: %w", err)
 	}
 	cp, err := catalog.Decode(b)
 	if err != nil {
+		return nil, fmt.Errorf("copy catalog: %w", err)
+	}
+	if err := cp.LoadHistories(); err != nil {
 		return nil, fmt.Errorf("copy catalog: %w", err)
 	}
 	return cp, nil
