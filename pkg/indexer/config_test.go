@@ -77,16 +77,29 @@ subagents:
 	if h := e.live(catalog.KindSubagent, "hinted"); h.Visibility != catalog.Public {
 		t.Fatalf("agent.md visibility became access control: %s", h.Visibility)
 	}
-	// Deleting the config removes its overrides.
-	if res := e.remove(skillsconfig.Key); res.Config != ConfigRemoved {
+	// Deleting the config relaxes nothing: the config in force stays, and
+	// the deletion is refused as config_missing.
+	res = e.remove(skillsconfig.Key)
+	if res.Config != ConfigRejected || !slices.Equal(rejectionCodes(res), []string{CodeConfigMissing}) {
+		t.Fatalf("result %s", dump(res))
+	}
+	x = e.live(catalog.KindSkill, "x")
+	if x.Visibility != catalog.Authenticated || x.EffectiveDescription() != "From the config." || x.Path != "/docs/x.md" {
+		t.Fatalf("overrides relaxed after the config was deleted: %s", dump(x))
+	}
+	if c := e.catalog(); c.Config == nil || c.Bucket == nil || c.Bucket.State != catalog.ConfigMissing {
+		t.Fatalf("config state after the deletion: %s", dump(c.Bucket))
+	}
+	// An empty config is how to run without one: the overrides go.
+	if res := e.config("version: 1\n"); res.Config != ConfigApplied {
 		t.Fatalf("result %s", dump(res))
 	}
 	x = e.live(catalog.KindSkill, "x")
 	if x.Visibility != catalog.Public || x.EffectiveDescription() != "From the frontmatter." || x.Path != "/skills/x.md" {
-		t.Fatalf("overrides kept after the config was deleted: %s", dump(x))
+		t.Fatalf("overrides kept under an empty config: %s", dump(x))
 	}
-	if e.catalog().Config != nil {
-		t.Fatal("config still in force")
+	if e.catalog().Bucket != nil {
+		t.Fatal("the bucket's config is still recorded as not in force")
 	}
 }
 
@@ -146,16 +159,22 @@ subagents:
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeMissingFile}) {
 		t.Fatalf("codes %v, want missing_file", got)
 	}
-	// Deleting the config withdraws its own entries.
+	// Deleting the config keeps its entries (config_missing: the config in
+	// force stays); a config without them withdraws them.
 	e.remove(skillsconfig.Key)
 	c := e.catalog()
+	if !c.Skills["inline"].Live() || !c.Subagents["helper"].Live() {
+		t.Error("the config's own entries were withdrawn when it was deleted")
+	}
+	e.config("version: 1\n")
+	c = e.catalog()
 	for _, name := range []string{"inline", "zipped"} {
 		if c.Skills[name].Live() {
-			t.Errorf("%s live after the config was deleted", name)
+			t.Errorf("%s live after a config without it", name)
 		}
 	}
 	if c.Subagents["helper"].Live() {
-		t.Error("helper live after the config was deleted")
+		t.Error("helper live after a config without it")
 	}
 }
 
@@ -195,8 +214,13 @@ func testInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T, mk envMak
 				t.Fatalf("result %s, want the config rejected", dump(res))
 			}
 			after := e.catalog()
-			if after.Config.YAML != good || after.Revision != before.Revision {
+			if after.Config.YAML != good || !after.Config.Digest.Equal(before.Config.Digest) {
 				t.Fatalf("the previous config did not stay in force: %s", dump(after.Config))
+			}
+			// The one change: the catalog records the refused config, so
+			// rounds hold publications without reading it again.
+			if after.Bucket == nil || after.Bucket.State != catalog.ConfigInvalid || after.Revision > before.Revision+1 {
+				t.Fatalf("bucket config %s, revision %d after %d", dump(after.Bucket), after.Revision, before.Revision)
 			}
 			if after.Skills["x"].Visibility != catalog.Authenticated || after.Skills["y"].Source != "skills/y.md" {
 				t.Fatalf("entries changed: %s", dump(after.Skills))

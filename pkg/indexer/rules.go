@@ -103,19 +103,6 @@ func besideWarning(k artifact.Key) string {
 		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
 }
 
-// hidden reports whether a path element of key starts with a dot: .DS_Store,
-// AppleDouble "._x.md" files and .gitkeep that folder uploads bring along.
-// They are ignored, neither published nor refused, as the local directory
-// store hides them and `skilldrop publish` leaves them out of an archive.
-func hidden(key string) bool {
-	for elem := range strings.SplitSeq(key, "/") {
-		if strings.HasPrefix(elem, ".") && elem != "." && elem != ".." {
-			return true
-		}
-	}
-	return false
-}
-
 // The forms the bucket contract accepts, for the messages of keys that
 // miss them.
 const (

@@ -406,6 +406,8 @@ func classify(err error) error {
 		errors.Is(err, syscall.ELOOP),   // a symlink cycle
 		isEscape(err):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
 	}
 	return err
 }

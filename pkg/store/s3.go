@@ -284,6 +284,8 @@ func mapS3Error(err error) error {
 		sentinel = ErrNotModified
 	case status == http.StatusRequestedRangeNotSatisfiable, code == "InvalidRange":
 		sentinel = ErrInvalidRange
+	case status == http.StatusForbidden, code == "AccessDenied":
+		sentinel = ErrAccessDenied
 	}
 	if sentinel == nil {
 		return err

@@ -27,6 +27,9 @@ var (
 	ErrTooLarge = errors.New("store: object larger than allowed")
 	// ErrInvalidKey: the key is not a clean relative slash-separated path.
 	ErrInvalidKey = errors.New("store: invalid key")
+	// ErrAccessDenied: the object may exist, but reading it is refused (S3
+	// 403, a file without read permission).
+	ErrAccessDenied = errors.New("store: access denied")
 	// ErrInvalidRange: a ranged Get starts outside the object (S3 416).
 	ErrInvalidRange = errors.New("store: range not satisfiable")
 )
