@@ -16,6 +16,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -61,10 +62,10 @@ func TestMethods(t *testing.T) {
 		{http.MethodDelete, mcpRoute, "", 405, allowPost},
 		{http.MethodOptions, mcpRoute, "", 204, allowPost},
 		// The native feed: documents, search and bytes are read routes.
-		{http.MethodGet, manifestPath, "", 200, ""},
-		{http.MethodHead, manifestPath, "", 200, ""},
-		{http.MethodOptions, manifestPath, "", 204, allowRead},
-		{http.MethodPost, manifestPath, "", 405, allowRead},
+		{http.MethodGet, routes.Manifest, "", 200, ""},
+		{http.MethodHead, routes.Manifest, "", 200, ""},
+		{http.MethodOptions, routes.Manifest, "", 204, allowRead},
+		{http.MethodPost, routes.Manifest, "", 405, allowRead},
 		{http.MethodGet, "/skills/v1/index.json", "", 200, ""},
 		{http.MethodDelete, "/skills/v1/index.json", "", 405, allowRead},
 		{http.MethodHead, "/subagents/v1/pages/all.json", "", 200, ""},
