@@ -63,9 +63,18 @@ const (
 	CheckUpdates         = "check-updates"
 	SkillCheckUpdates    = SkillAPI + "/" + CheckUpdates
 	SubagentCheckUpdates = SubagentAPI + "/" + CheckUpdates
+	// Latest stands for the newest version where a version label goes
+	// (SkillAPI + "/<name>/latest"), so no version may take it as a label.
+	Latest = "latest"
 	// MCP is the MCP endpoint (Streamable HTTP).
 	MCP = "/mcp"
 )
+
+// ReservedNames are the skill and sub-agent names that would land on a
+// route's own segment (a skill "v1" dropped at skills/v1/SKILL.md would be
+// served inside SkillFeed; one named "check-updates" would be shadowed by
+// SkillCheckUpdates), so no skill or sub-agent may take them.
+var ReservedNames = []string{NativeVersion, CheckUpdates, Latest}
 
 // ListingPrefix is where a listing's index and artifacts are served:
 // "/.well-known/agent-skills/<listing>/". A listing's config URLs are

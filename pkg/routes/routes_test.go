@@ -200,3 +200,33 @@ func TestSkillURI(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedNamesCoverTheTable derives the names a skill cannot have from
+// the table itself: any segment of a pattern that, as a skill's name, would
+// put its dropped files inside a route (skills/<name>/SKILL.md) or its API
+// path on a POST route must be in ReservedNames, so a route added with a
+// new segment fails here until the name is reserved too.
+func TestReservedNamesCoverTheTable(t *testing.T) {
+	reserved := map[string]bool{}
+	for _, n := range ReservedNames {
+		reserved[n] = true
+	}
+	for _, r := range All() {
+		for _, seg := range strings.Split(strings.Trim(r.Pattern, "/*"), "/") {
+			if seg == "" || seg == listingParam || !plainSegment(seg) {
+				continue
+			}
+			shadowed := Lookup("/skills/"+seg+"/SKILL.md").Surface != SurfaceArtifact ||
+				Lookup("/skills/"+seg+".md").Surface != SurfaceArtifact ||
+				Lookup(SkillAPI+"/"+seg).Post || Lookup(SubagentAPI+"/"+seg).Post
+			if shadowed && !reserved[seg] {
+				t.Errorf("a skill named %q would be shadowed by %s: add it to ReservedNames", seg, r.Pattern)
+			}
+		}
+	}
+	for _, n := range ReservedNames {
+		if !plainSegment(n) {
+			t.Errorf("reserved name %q is not a name", n)
+		}
+	}
+}
