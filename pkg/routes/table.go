@@ -115,10 +115,10 @@ func Reserved(path, listing string) string {
 	if m.Surface != SurfaceArtifact {
 		return m.What
 	}
-	switch {
-	case m.Listing == listing:
+	switch m.Listing {
+	case listing:
 		return ""
-	case m.Listing == "":
+	case "":
 		return "the top-level artifacts (a listing's entries live under its prefix)"
 	default:
 		return fmt.Sprintf("the prefix of listing %q (only its own entries live there)", m.Listing)
