@@ -1,8 +1,8 @@
 # skilldrop — every entry point a developer, CI or `sam build` uses.
 #
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
-#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), and the
-#                Lambda binaries end to end under aws-lambda-rie
+#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), the
+#                Lambda binaries end to end under aws-lambda-rie, and real clients (the skills CLI)
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 
@@ -53,7 +53,7 @@ run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docke
 		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 .PHONY: test
-test: test-unit fuzz test-integration e2e ## every test tier
+test: test-unit fuzz test-integration e2e test-clients ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -80,6 +80,7 @@ lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cf
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags clients ./...
 	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
 
@@ -130,6 +131,12 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	cp tools/node/package.json tools/node/package-lock.json $(NODE_TOOLS)/
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# The clients tier: the real skills CLI against `skilldrop serve` (cmd/skilldrop, build tag clients; the test
+# builds the CLI itself). SKILLDROP_NODE_TOOLS (exported above) makes a missing tool a failure, not a skip.
+.PHONY: test-clients
+test-clients: node-tools ## real clients against skilldrop serve: the skills CLI installs and updates skills
+	$(GO) test -count=1 -tags clients -run '^TestClient' ./cmd/skilldrop/
 
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)

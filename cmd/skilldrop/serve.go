@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
-	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -107,11 +107,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		origin = *baseURL
 	}
 	printf(stdout, "serving %s on http://%s (%s)\n\n", st.Path(), l.Addr(), summary(res))
-	printf(stdout, "  RFC index      %s%s\n", origin, discovery.IndexPath)
-	printf(stdout, "  native feed    %s/manifest.json\n", origin)
-	printf(stdout, "  MCP            POST %s/mcp\n", origin)
+	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
+	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
+	printf(stdout, "  MCP            POST %s%s\n", origin, routes.MCP)
 	if keys.Len() > 0 {
-		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s\n", origin, discovery.IndexPath)
+		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s\n", origin, routes.RFCIndex)
 	}
 	printf(stdout, "\nChanges under %s are re-indexed within seconds; Ctrl-C stops.\n", st.Path())
 

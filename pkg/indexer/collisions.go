@@ -7,6 +7,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -137,7 +138,7 @@ func servedPath(t target, source, external string, f artifact.Format, cfg *skill
 		return configPath(t, f)
 	}
 	if rest, ok := strings.CutPrefix(source, "listings/"+t.Listing+"/"); ok && t.Listing != "" {
-		return skillsconfig.ListingPrefix(t.Listing) + rest
+		return routes.ListingPrefix(t.Listing) + rest
 	}
 	return "/" + source
 }
@@ -153,7 +154,7 @@ func configPath(t target, f artifact.Format) string {
 	}
 	base := "/"
 	if t.Listing != "" {
-		base = skillsconfig.ListingPrefix(t.Listing)
+		base = routes.ListingPrefix(t.Listing)
 	}
 	return base + "skills/" + t.Name + ext
 }

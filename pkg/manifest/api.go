@@ -10,6 +10,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/search"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -110,7 +111,7 @@ func (f *Feed) VersionSummary(ctx context.Context, kind catalog.Kind, name, labe
 	if e == nil {
 		return VersionSummary{}, false, nil
 	}
-	if label == "latest" {
+	if label == routes.Latest {
 		label = e.Latest
 	}
 	v, err := f.View.Version(ctx, e, label)

@@ -9,13 +9,15 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // Schema is the root manifest's $schema.
 const Schema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
 
-// APIVersion is the one API version served, and the recommended one.
-const APIVersion = "v1"
+// APIVersion is the one API version served, and the recommended one: the
+// version segment of every native path.
+const APIVersion = routes.NativeVersion
 
 // Link is a hypermedia link; Href is origin-root-absolute.
 type Link struct {
@@ -144,8 +146,8 @@ type SubagentVersion struct {
 // collection is what differs between the skill and sub-agent trees.
 type collection struct {
 	kind                                   catalog.Kind
-	prefix                                 string // /skills/v1
-	api                                    string // the segment under /api/v1/
+	feed                                   string // the collection tree, routes.SkillFeed
+	api                                    string // its /api/v1/ routes, routes.SkillAPI
 	indexKind, pageKind, itemKind, verKind string
 	list                                   func(v *catalog.View, auth bool) []*catalog.Entry
 	get                                    func(v *catalog.View, name string, auth bool) *catalog.Entry
@@ -153,12 +155,12 @@ type collection struct {
 
 var (
 	skills = &collection{
-		kind: catalog.KindSkill, prefix: "/skills/v1", api: "skills",
+		kind: catalog.KindSkill, feed: routes.SkillFeed, api: routes.SkillAPI,
 		indexKind: "skill-index", pageKind: "skill-page", itemKind: "skill", verKind: "skill-version",
 		list: (*catalog.View).Skills, get: (*catalog.View).Skill,
 	}
 	subagents = &collection{
-		kind: catalog.KindSubagent, prefix: "/subagents/v1", api: "subagents",
+		kind: catalog.KindSubagent, feed: routes.SubagentFeed, api: routes.SubagentAPI,
 		indexKind: "subagent-index", pageKind: "subagent-page", itemKind: "subagent", verKind: "subagent-version",
 		list: (*catalog.View).Subagents, get: (*catalog.View).Subagent,
 	}
@@ -171,23 +173,23 @@ func collectionOf(kind catalog.Kind) *collection {
 	return skills
 }
 
-func (c *collection) indexHref() string { return c.prefix + "/index.json" }
+func (c *collection) indexHref() string { return c.feed + "/index.json" }
 
-func (c *collection) pageHref(r Range) string { return c.prefix + "/pages/" + r.String() + ".json" }
+func (c *collection) pageHref(r Range) string { return c.feed + "/pages/" + r.String() + ".json" }
 
 func (c *collection) identityHref(name string) string {
-	return c.prefix + "/" + url.PathEscape(name) + "/index.json"
+	return c.feed + "/" + url.PathEscape(name) + "/index.json"
 }
 
 func (c *collection) versionHref(name, label string) string {
-	return c.prefix + "/" + url.PathEscape(name) + "/versions/" + url.PathEscape(label) + ".json"
+	return c.feed + "/" + url.PathEscape(name) + "/versions/" + url.PathEscape(label) + ".json"
 }
 
-func (c *collection) searchHref() string { return "/api/v1/" + c.api }
+func (c *collection) searchHref() string { return c.api }
 
 // bytesPath is the origin-root-absolute path of a version's bytes.
 func (c *collection) bytesPath(name string, ver *catalog.Version) string {
-	return "/api/v1/" + c.api + "/" + url.PathEscape(name) + "/" + url.PathEscape(ver.Label) + "/" + c.fileName(ver)
+	return c.api + "/" + url.PathEscape(name) + "/" + url.PathEscape(ver.Label) + "/" + c.fileName(ver)
 }
 
 // fileName is the last segment of a version's byte path, by its format.
@@ -223,7 +225,7 @@ func (f *Feed) Root() Root {
 		Schema:     Schema,
 		APIVersion: APIVersion,
 		Versions: map[string]RootLinks{APIVersion: {
-			Self:           Link{"/manifest.json"},
+			Self:           Link{routes.Manifest},
 			Skills:         Link{skills.indexHref()},
 			Subagents:      Link{subagents.indexHref()},
 			SkillSearch:    Link{skills.searchHref()},

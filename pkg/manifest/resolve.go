@@ -9,16 +9,18 @@ import (
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/search"
 )
 
 // The POST routes of this package (see ParseUpdateQueries and
-// Feed.CheckUpdates). Resolve answers them NotFound: the server routes POST
-// here and answers other methods 405. "check-updates" is a reserved name for
-// skills and sub-agents alike, so neither path can shadow an entry.
+// Feed.CheckUpdates), as the URL table has them. Resolve answers them
+// NotFound: the server routes POST here and answers other methods 405.
+// "check-updates" is a reserved name for skills and sub-agents alike, so
+// neither path can shadow an entry.
 const (
-	CheckUpdatesPath         = "/api/v1/skills/check-updates"
-	SubagentCheckUpdatesPath = "/api/v1/subagents/check-updates"
+	CheckUpdatesPath         = routes.SkillCheckUpdates
+	SubagentCheckUpdatesPath = routes.SubagentCheckUpdates
 )
 
 // MaxCheckUpdatesBody is the body size a check-updates request needs at
@@ -110,22 +112,19 @@ func (f *Feed) Resolve(ctx context.Context, path string, query url.Values) (Resu
 	if f.Base == nil || f.Base.Scheme == "" || f.Base.Host == "" {
 		return Result{}, errors.New("manifest: a base URL with scheme and host is required")
 	}
-	rest, ok := strings.CutPrefix(path, "/")
-	if !ok {
-		return notFound(), nil
-	}
-	segs := strings.Split(rest, "/")
-	switch {
-	case len(segs) == 1 && segs[0] == "manifest.json":
+	if path == routes.Manifest {
 		return document(f.Root()), nil
-	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "skills":
-		return f.native(ctx, skills, segs[2:])
-	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "subagents":
-		return f.native(ctx, subagents, segs[2:])
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "skills":
-		return f.api(ctx, skills, segs[3:], query)
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "subagents":
-		return f.api(ctx, subagents, segs[3:], query)
+	}
+	for _, c := range []*collection{skills, subagents} {
+		if rest, ok := strings.CutPrefix(path, c.feed+"/"); ok {
+			return f.native(ctx, c, strings.Split(rest, "/"))
+		}
+		if path == c.api {
+			return f.api(ctx, c, nil, query)
+		}
+		if rest, ok := strings.CutPrefix(path, c.api+"/"); ok {
+			return f.api(ctx, c, strings.Split(rest, "/"), query)
+		}
 	}
 	return notFound(), nil
 }

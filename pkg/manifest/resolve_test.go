@@ -137,10 +137,10 @@ func pathsOf(kind catalog.Kind, name, label, file string) []string {
 	return []string{
 		c.identityHref(name),
 		c.versionHref(name, label),
-		"/api/v1/" + c.api + "/" + name,
-		"/api/v1/" + c.api + "/" + name + "/latest",
-		"/api/v1/" + c.api + "/" + name + "/" + label,
-		"/api/v1/" + c.api + "/" + name + "/" + label + "/" + file,
+		c.api + "/" + name,
+		c.api + "/" + name + "/latest",
+		c.api + "/" + name + "/" + label,
+		c.api + "/" + name + "/" + label + "/" + file,
 	}
 }
 
@@ -176,7 +176,7 @@ func TestHiddenAndWithdrawnAreNotFoundEverywhere(t *testing.T) {
 					}
 				}
 				c := collectionOf(tc.kind)
-				res := get(t, f, "/api/v1/"+c.api+"?q="+tc.searchTerm)
+				res := get(t, f, c.api+"?q="+tc.searchTerm)
 				hits := 0
 				for _, s := range res.Document.([]Summary) {
 					if s.Name == tc.entry {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // maxMCPServers bounds the cached MCP servers, one per advertised URL.
@@ -103,7 +104,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 		if !ok {
 			return
 		}
-		adv = discovery.Origin(base) + discovery.IndexPath
+		adv = discovery.Origin(base) + routes.RFCIndex
 	}
 	r2 := r.WithContext(context.WithValue(r.Context(), advertKey{}, adv))
 	r2.Body = io.NopCloser(bytes.NewReader(body))

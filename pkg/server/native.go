@@ -11,6 +11,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // serveNative answers the native feed (/manifest.json, /skills/v1/…,
@@ -95,7 +96,7 @@ func versionedCacheControl(e *catalog.Entry) string {
 }
 
 // searchPaths take a query string; everywhere else it is ignored.
-var searchPaths = map[string]bool{"/api/v1/skills": true, "/api/v1/subagents": true}
+var searchPaths = map[string]bool{routes.SkillAPI: true, routes.SubagentAPI: true}
 
 // checkUpdatesKind tells the check-updates routes, and which collection
 // each answers from.
@@ -225,8 +226,8 @@ func resolveNative(ctx context.Context, v *catalog.View, path string, query url.
 
 // Collection roots of the native feed.
 const (
-	skillsRoot    = "/skills/" + manifest.APIVersion + "/"
-	subagentsRoot = "/subagents/" + manifest.APIVersion + "/"
+	skillsRoot    = routes.SkillFeed + "/"
+	subagentsRoot = routes.SubagentFeed + "/"
 )
 
 // keepsNative reports whether path names a document the snapshot keeps:
@@ -235,7 +236,7 @@ const (
 // unbounded, so they are rendered per request.
 func (s *snapshot) keepsNative(path string, authenticated bool) bool {
 	switch path {
-	case manifestPath, skillsRoot + "index.json", subagentsRoot + "index.json":
+	case routes.Manifest, skillsRoot + "index.json", subagentsRoot + "index.json":
 		return true
 	}
 	switch {

@@ -23,9 +23,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
@@ -37,10 +39,6 @@ const MaxBytes = 1 << 20
 
 // CodeInvalidConfig is the stable code of every config rejection.
 const CodeInvalidConfig = "invalid_config"
-
-// DefaultMaxArtifactBytes is the service-wide cap on an artifact's own size:
-// a buffered Lambda response carries about 4.4 MiB of binary after base64.
-const DefaultMaxArtifactBytes = 4 << 20
 
 // Ceilings for per-entry caps: an entry may raise the entry, expanded-byte
 // and ratio caps up to these, and may only lower max_artifact_bytes.
@@ -372,8 +370,8 @@ func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[stri
 func capsOf(r *rawEntry, field string) (Caps, error) {
 	var c Caps
 	if r.MaxArtifactBytes != nil {
-		if *r.MaxArtifactBytes <= 0 || *r.MaxArtifactBytes > DefaultMaxArtifactBytes {
-			return c, fail(field+".max_artifact_bytes", "must be 1 to %d (it may lower, never raise, the service cap)", DefaultMaxArtifactBytes)
+		if *r.MaxArtifactBytes <= 0 || *r.MaxArtifactBytes > archive.DefaultMaxArtifactBytes {
+			return c, fail(field+".max_artifact_bytes", "must be 1 to %d (it may lower, never raise, the service cap)", archive.DefaultMaxArtifactBytes)
 		}
 		c.MaxArtifactBytes = *r.MaxArtifactBytes
 	}
@@ -429,19 +427,17 @@ func cleanKey(p string) error {
 	return nil
 }
 
-// ListingPrefix is where a listing's index and artifacts are served.
-func ListingPrefix(listing string) string { return "/.well-known/agent-skills/" + listing + "/" }
-
 // servedPath resolves a relative or path-absolute URL: relative ones against
 // the listing's own base (the origin root for top-level entries), so both
-// spellings name the same address; then refuses the service's own routes.
+// spellings name the same address; then refuses every path the URL table
+// reserves for the service's own routes (routes.Reserved).
 func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 	if strings.ContainsAny(raw, "?#") {
 		return "", errors.New("must not have a query or fragment")
 	}
 	base := "/"
 	if listing != "" {
-		base = ListingPrefix(listing)
+		base = routes.ListingPrefix(listing)
 	}
 	p := raw
 	if strings.HasPrefix(raw, "//") {
@@ -452,7 +448,7 @@ func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 		if listing != "" {
 			// A path-absolute URL of a listing entry names the same address
 			// as its relative spelling: under the listing's prefix.
-			if rel, ok := strings.CutPrefix(raw, ListingPrefix(listing)); ok {
+			if rel, ok := strings.CutPrefix(raw, routes.ListingPrefix(listing)); ok {
 				p = rel
 			}
 		}
@@ -469,38 +465,10 @@ func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 	if kind == catalog.KindSubagent {
 		return "", errors.New("sub-agents are served under /api/v1/subagents/ only; a url is not accepted")
 	}
-	if reason := reserved(full, listing); reason != "" {
+	if reason := routes.Reserved(full, listing); reason != "" {
 		return "", fmt.Errorf("%s collides with %s", full, reason)
 	}
 	return full, nil
-}
-
-// reserved says which of the service's own routes a path collides with.
-func reserved(p, listing string) string {
-	switch {
-	case p == "/manifest.json":
-		return "the native manifest"
-	case p == "/mcp" || strings.HasPrefix(p, "/mcp/"):
-		return "the MCP endpoint"
-	case strings.HasPrefix(p, "/api/"):
-		return "the /api/ routes"
-	case strings.HasPrefix(p, "/skills/v1/"), p == "/skills/v1":
-		return "the native skill feed"
-	case strings.HasPrefix(p, "/subagents/"):
-		return "the native sub-agent feed"
-	case strings.HasPrefix(p, "/catalog/"), strings.HasPrefix(p, "/blobs/"):
-		return "internal storage"
-	case strings.HasPrefix(p, "/files/"), strings.HasPrefix(p, "/listings/"):
-		return "raw bucket keys, which are never served"
-	case strings.HasPrefix(p, "/.well-known/"):
-		if listing == "" || !strings.HasPrefix(p, ListingPrefix(listing)) {
-			return "/.well-known/ (only a listing's own entries live under its prefix)"
-		}
-		if p == ListingPrefix(listing)+"index.json" {
-			return "the listing's index"
-		}
-	}
-	return ""
 }
 
 // yamlMessage rewrites the YAML decoder's errors for operators: one line,
