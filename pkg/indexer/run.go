@@ -97,6 +97,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)
 	}
+	ix.countPublished(ctx, res)
 	res.sort()
 	ix.log.InfoContext(ctx, "indexed",
 		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),

@@ -91,15 +91,30 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		}
 		return fmt.Errorf("update status: %w", err)
 	}
+	byCode := map[string]int{}
 	for i, r := range rec.rejections {
 		res.Rejected = append(res.Rejected, publicRejection(r, !fresh[i]))
 		if !fresh[i] {
 			continue
 		}
 		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
-		ix.metrics.Count(ctx, obs.UploadRejected, obs.DimensionReason, r.Code)
+		byCode[r.Code]++
+	}
+	for _, code := range slices.Sorted(maps.Keys(byCode)) {
+		ix.metrics.CountN(ctx, obs.UploadRejected, obs.DimensionReason, code, byCode[code])
 	}
 	return nil
+}
+
+// countPublished counts the invocation's publications, one send per kind.
+func (ix *Indexer) countPublished(ctx context.Context, res *Result) {
+	byKind := map[catalog.Kind]int{}
+	for _, ch := range res.Published {
+		byKind[ch.Kind]++
+	}
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		ix.metrics.CountN(ctx, obs.UploadPublished, obs.DimensionKind, string(kind), byKind[kind])
+	}
 }
 
 func publicRejection(r rejection, repeated bool) Rejection {

@@ -280,7 +280,7 @@ func TestRecorderKeepsEveryCountUnderConcurrency(t *testing.T) {
 	if len(samples) != 51 {
 		t.Fatalf("%d samples, want 51", len(samples))
 	}
-	if last := samples[50]; last != (obs.Sample{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_conflict"}) {
+	if last := samples[50]; last != (obs.Sample{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_conflict", N: 1}) {
 		t.Errorf("last sample %+v", last)
 	}
 	samples[0].Name = "mutated"

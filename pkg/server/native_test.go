@@ -358,7 +358,7 @@ func TestNativeTamperedBytes(t *testing.T) {
 					t.Errorf("audit %s = %v, want %v", k, lines[0][k], v)
 				}
 			}
-			if s := h.metrics.Samples(); len(s) != 1 || s[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: tc.entry}) {
+			if s := h.metrics.Samples(); len(s) != 1 || s[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: tc.entry, N: 1}) {
 				t.Errorf("metrics %+v", s)
 			}
 			// Its other versions and everything else are still served.
