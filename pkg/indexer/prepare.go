@@ -14,6 +14,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -542,7 +543,7 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 	case errors.Is(err, store.ErrTooLarge):
 		pr.observe(k.Key, observation{present: true, etag: info.ETag})
 		pr.reject(rejection{Key: k.Key, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%d)", k.Key, lim.MaxArtifactBytes)})
+			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", k.Key, bytesize.Format(lim.MaxArtifactBytes))})
 		return
 	case err != nil:
 		pr.fail(fmt.Errorf("read %s: %w", k.Key, err))
@@ -629,7 +630,7 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 		case errors.Is(err, store.ErrTooLarge):
 			pr.observe(ce.FilePath, observation{present: true, etag: info.ETag})
 			pr.reject(rejection{Key: ce.FilePath, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-				Message: fmt.Sprintf("agent-skills.yaml %s (%s): %s is larger than max_artifact_bytes (%d)", ce.Field, ce.Name, ce.FilePath, lim.MaxArtifactBytes)})
+				Message: fmt.Sprintf("agent-skills.yaml %s (%s): %s is larger than max_artifact_bytes (%s)", ce.Field, ce.Name, ce.FilePath, bytesize.Format(lim.MaxArtifactBytes))})
 			return
 		case err != nil:
 			pr.fail(fmt.Errorf("read %s: %w", ce.FilePath, err))
@@ -761,14 +762,14 @@ func (ix *Indexer) fetch(ctx context.Context, url string, limit int64) ([]byte, 
 		return nil, fmt.Errorf("fetch %s: status %d, want 200", url, resp.StatusCode)
 	}
 	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: %d bytes, more than max_artifact_bytes (%d)", url, resp.ContentLength, limit)
+		return nil, fmt.Errorf("fetch %s: larger than max_artifact_bytes: %s", url, bytesize.Exceeds(resp.ContentLength, limit))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("fetch %s: more than max_artifact_bytes (%d)", url, limit)
+		return nil, fmt.Errorf("fetch %s: larger than max_artifact_bytes (%s)", url, bytesize.Format(limit))
 	}
 	return b, nil
 }
