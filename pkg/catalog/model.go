@@ -45,8 +45,9 @@ const (
 	KindSubagent Kind = "subagent"
 )
 
-// ConfigSource names entries defined in agent-skills.yaml rather than dropped.
-const ConfigSource = "agent-skills.yaml"
+// ConfigSource names entries defined in agent-skills.yaml rather than
+// dropped: the config's key, which pkg/artifact owns.
+const ConfigSource = artifact.ConfigKey
 
 // Catalog is the whole published state. It is one JSON document so that one
 // conditional write publishes a change atomically.

@@ -24,7 +24,7 @@ import (
 // sourcePrefixes are where operators drop what the indexer reads: the keys
 // a full re-index lists (never blobs/ or catalog/, which can be large and
 // are the indexer's own).
-var sourcePrefixes = []string{"skills/", "listings/", "subagents/", "files/", skillsconfig.Key}
+var sourcePrefixes = artifact.SourcePrefixes()
 
 // observation is the state a key was read in.
 type observation struct {
@@ -502,12 +502,9 @@ func (ix *Indexer) addCandidates(ctx context.Context, t target, q *keyQueue, cfg
 		return nil
 	}
 	pr.plan.candidates[t] = true
-	prefix := "skills/" + t.Name
-	switch {
-	case t.Kind == catalog.KindSubagent:
-		prefix = "subagents/" + t.Name
-	case t.Listing != "":
-		prefix = "listings/" + t.Listing + "/skills/" + t.Name
+	prefix := artifact.NamePrefix(artifact.KindSkill, t.Listing, t.Name)
+	if t.Kind == catalog.KindSubagent {
+		prefix = artifact.NamePrefix(artifact.KindSubagent, "", t.Name)
 	}
 	infos, err := ix.store.List(ctx, prefix)
 	if err != nil {
@@ -716,8 +713,8 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
 		u = u[:i]
 	}
-	if strings.HasSuffix(u, ".tar.gz") || strings.HasSuffix(u, ".tgz") {
-		return artifact.FormatTarGz
+	if f, _ := artifact.FormatOf(u); f == artifact.FormatTarGz {
+		return f
 	}
 	return artifact.FormatZip
 }
