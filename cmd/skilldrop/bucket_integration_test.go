@@ -22,9 +22,9 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 	src := t.TempDir()
 	t.Chdir(src)
 	skilltest.WriteFiles(t, src, map[string]string{
-		"deploy/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
-		"deploy/scripts/run.sh": "echo deploy",
-		"bad.md":                "no frontmatter",
+		"deploy-via-pr/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+		"deploy-via-pr/scripts/run.sh": "echo deploy",
+		"bad.md":                       "no frontmatter",
 	})
 	steps := []struct {
 		args   []string
@@ -32,11 +32,11 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		stdout []string
 	}{
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"no catalog yet"}},
-		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
+		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}},
 		// No Lambda runs here: a re-index indexes what was uploaded.
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}},
-		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
+		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}},
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}},
 		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil},

@@ -26,8 +26,8 @@ func TestDispatch(t *testing.T) {
 		stderrHas string
 	}{
 		{"no command", nil, exitUsage, "", "\n  validate "},
-		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
-		{"help", []string{"help"}, exitOK, "validate skill files and archives", ""},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command frobnicate\n"},
+		{"help", []string{"help"}, exitOK, "validate skill files, folders, archives", ""},
 		{"--help", []string{"--help"}, exitOK, "usage: skilldrop <command>", ""},
 		{"help for a command", []string{"help", "validate"}, exitOK, "-max-entries", ""},
 		{"help for an unknown command", []string{"help", "nope"}, exitUsage, "", `unknown command "nope"`},

@@ -36,8 +36,9 @@ func SourcePrefixes() []string {
 // ListingPrefix is the key prefix of a listing's drops: "listings/<l>/".
 func ListingPrefix(listing string) string { return ListingsPrefix + listing + "/" }
 
-// skillsIn is the skills/ prefix of a listing ("" for the top level).
-func skillsIn(listing string) string {
+// SkillsIn is the skills/ prefix of a listing ("" for the top level):
+// skills/ or listings/<listing>/skills/.
+func SkillsIn(listing string) string {
 	if listing == "" {
 		return SkillsPrefix
 	}
@@ -47,11 +48,11 @@ func skillsIn(listing string) string {
 // SkillKey is the key of a single-file skill of the format f in a listing
 // ("" for the top level): skills/<name>.md|.zip|.tar.gz, or the same below
 // listings/<listing>/.
-func SkillKey(listing, name string, f Format) string { return skillsIn(listing) + name + f.Ext() }
+func SkillKey(listing, name string, f Format) string { return SkillsIn(listing) + name + f.Ext() }
 
 // SkillFolder is the folder of a skill-md skill: skills/<name>/ (or below
 // listings/<listing>/); the bucket serves its SkillFile and ignores the rest.
-func SkillFolder(listing, name string) string { return skillsIn(listing) + name + "/" }
+func SkillFolder(listing, name string) string { return SkillsIn(listing) + name + "/" }
 
 // SubagentKey is the key of a single-file sub-agent: subagents/<name>.md.
 func SubagentKey(name string) string { return SubagentsPrefix + name + FormatMarkdown.Ext() }
@@ -64,7 +65,7 @@ func NamePrefix(kind Kind, listing, name string) string {
 	if kind == KindSubagent {
 		return SubagentsPrefix + name
 	}
-	return skillsIn(listing) + name
+	return SkillsIn(listing) + name
 }
 
 // FormatOf returns the format a file name's extension declares: .md, and
