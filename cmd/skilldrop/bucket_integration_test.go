@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -77,5 +79,34 @@ func TestReindexOfABucketCountsItsRejections(t *testing.T) {
 	series := awstest.MetricSeries(t, cfg, ns, "")
 	if want := []string{"UploadRejected", "UploadRejected Reason=name_mismatch"}; !slices.Equal(series, want) {
 		t.Fatalf("metrics in %s: %q, want %q", ns, series, want)
+	}
+}
+
+// TestProfileAndRegionFlagsOnABucket: with no AWS settings in the
+// environment but the endpoint, --profile and --region reach the bucket.
+func TestProfileAndRegionFlagsOnABucket(t *testing.T) {
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	home := t.TempDir()
+	config := filepath.Join(home, "config")
+	if err := os.WriteFile(config, []byte("[profile emulator]\naws_access_key_id = "+os.Getenv("AWS_ACCESS_KEY_ID")+
+		"\naws_secret_access_key = "+os.Getenv("AWS_SECRET_ACCESS_KEY")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	region := cfg.Region
+	for _, v := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", config)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
+	src := t.TempDir()
+	t.Chdir(src)
+	skilltest.WriteFiles(t, src, map[string]string{"flagged/SKILL.md": skilltest.SkillMD("flagged", "1", "Reached with flags.")})
+	if code, _, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "flagged"); code != exitUsage || !strings.Contains(errOut, "no AWS region") {
+		t.Fatalf("publish without a region: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "--region", region, "flagged")
+	if code != exitOK || !strings.HasPrefix(out, "published skills/flagged.zip flagged 1 ") {
+		t.Fatalf("publish --profile --region: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -34,7 +34,7 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.bucket, "bucket", "", "the S3 bucket")
 	fs.StringVar(&t.dir, "dir", "", "a local directory laid out like the bucket (what skilldrop serve serves)")
 	fs.StringVar(&t.region, "region", "", "with --bucket, the bucket's AWS region (default: $AWS_REGION, else the profile's region)")
-	fs.StringVar(&t.profile, "profile", "", "with --bucket, the AWS profile of ~/.aws/config to use (default: $AWS_PROFILE, else the default profile)")
+	fs.StringVar(&t.profile, "profile", "", "with --bucket, the AWS profile of ~/.aws/config to use (default: $AWS_PROFILE, else the profile named default)")
 }
 
 // Errors of open. errTarget and a *setupError are the command line's to
