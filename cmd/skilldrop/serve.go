@@ -94,7 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return exitUsage
 		}
 	}
-	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+	if st, err := os.Stat(*dir); errors.Is(err, os.ErrNotExist) || (err == nil && !st.IsDir()) {
 		printf(stderr, "skilldrop serve: --dir %s: no such directory\n", printable(*dir))
 		return exitUsage
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -107,7 +108,7 @@ func TestServeCutsOffASlowBody(t *testing.T) {
 	// The deadline only keeps a regression from hanging the test run.
 	_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("the slow body is still being read a minute later")
 	}
 	if err == nil {

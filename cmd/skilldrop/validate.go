@@ -344,7 +344,10 @@ func readAtMost(p string, limit int64) ([]byte, error) {
 func besideFiles(dir string) []string {
 	var out []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
+		switch {
+		case err != nil:
+			return fs.SkipDir // an unreadable directory: nothing of it is listed
+		case p == dir:
 			return nil
 		}
 		if strings.HasPrefix(d.Name(), ".") {
