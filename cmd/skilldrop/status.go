@@ -181,7 +181,7 @@ func entries(list []*catalog.Entry, all bool) []entrySummary {
 		}
 		out = append(out, entrySummary{
 			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Type: typ, Visibility: string(e.Visibility),
-			Versions: len(e.Versions), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
+			Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
 			Listings: e.Listings, Contenders: e.Contenders,
 		})
 	}
@@ -248,8 +248,11 @@ func supersededAt(all []catalog.Rejection, i int) bool {
 }
 
 // fixedSince reports whether the catalog shows a publish from r's key after
-// r: a version read from it (or, for an entry of agent-skills.yaml, of that
-// entry) published later, or, for the config itself, a config applied later.
+// r: an entry whose latest version was read from the key (or, for an entry
+// of agent-skills.yaml, that entry) and published later; for the config
+// itself, a config applied later. The latest version is enough: an entry
+// has one source at a time, so a later publish from the key is either the
+// latest or followed by more from the same key.
 func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
 	if r.Key == artifact.ConfigKey && r.Name == "" {
 		return c.Config != nil && c.Config.AppliedAt.After(r.Time)
@@ -259,10 +262,8 @@ func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
 			if r.Name != "" && e.Name != r.Name {
 				continue
 			}
-			for _, v := range e.Versions {
-				if (v.SourceKey == r.Key || e.Source == r.Key) && v.PublishedAt.After(r.Time) {
-					return true
-				}
+			if v := e.LatestVersion(); v != nil && (v.SourceKey == r.Key || e.Source == r.Key) && v.PublishedAt.After(r.Time) {
+				return true
 			}
 		}
 	}

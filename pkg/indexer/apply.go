@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -282,7 +281,7 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, idx *index) {
 		return
 	}
 	if e == nil {
-		e = &catalog.Entry{Name: cl.Name, Kind: cl.Kind, Listing: cl.Listing, Visibility: catalog.Public}
+		e = catalog.NewEntry(cl.Kind, cl.Listing, cl.Name)
 		cl.collection(c)[cl.id()] = e
 	}
 	if v := e.Version(cl.version.Label); v != nil {
@@ -632,9 +631,10 @@ func ptr[T any](v T) *T { return &v }
 // canonical encodes everything of c that apply may change, to tell a real
 // change from a no-op.
 func canonical(c *catalog.Catalog) ([]byte, error) {
-	cp := *c
-	cp.Revision, cp.UpdatedAt = 0, time.Time{}
-	b, err := json.Marshal(&cp)
+	rev, at := c.Revision, c.UpdatedAt
+	c.Revision, c.UpdatedAt = 0, time.Time{}
+	b, err := catalog.Encode(c, 0)
+	c.Revision, c.UpdatedAt = rev, at
 	if err != nil {
 		return nil, fmt.Errorf("encode catalog: %w", err)
 	}

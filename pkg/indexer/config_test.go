@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
@@ -324,7 +325,7 @@ func testExternalEntries(t *testing.T, mk envMaker) {
 			http.NotFound(w, r)
 		}
 	})
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client(); c.FetchTimeout = 200 * time.Millisecond })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv); c.FetchTimeout = 200 * time.Millisecond })
 	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
 	en := e.live(catalog.KindSkill, "ext")
 	if en.ExternalURL != srv.URL+"/ext.md" || en.Path != "" || !en.LatestVersion().Digest.Verify(doc) || en.Latest != "4" {
@@ -377,7 +378,7 @@ func testADifferentFetchFailureIsNews(t *testing.T, mk envMaker) {
 		}
 		http.NotFound(w, r)
 	})
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	entry := func(path, description string) string {
 		return fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n    description: %s\n", srv.URL, path, description)
 	}
@@ -458,14 +459,14 @@ func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
 		msg  string
 	}{
 		{"an https redirect is followed", "/to-https.md", "", ""},
-		{"a few https redirects are followed", fmt.Sprintf("/hop/%d", maxFetchRedirects), "", ""},
+		{"a few https redirects are followed", fmt.Sprintf("/hop/%d", fetch.MaxRedirects), "", ""},
 		{"a redirect to plain http is refused", "/to-http.md", CodeFetchFailed, "only https"},
-		{"too many redirects", fmt.Sprintf("/hop/%d", maxFetchRedirects+1), CodeFetchFailed, "redirects"},
+		{"too many redirects", fmt.Sprintf("/hop/%d", fetch.MaxRedirects+1), CodeFetchFailed, "redirects"},
 		{"the final status counts", "/to-404.md", CodeFetchFailed, "status 404"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+			e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 			res := e.drop(skillsconfig.Key, []byte(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n", srv.URL, tt.path)))
 			if tt.code == "" {
 				if en := e.live(catalog.KindSkill, "ext"); !en.LatestVersion().Digest.Verify(doc) {
@@ -488,7 +489,7 @@ func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
 
 func testPinnedExternalEntryIsNeverFetched(t *testing.T, mk envMaker) {
 	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	d := digest.Of([]byte("whatever the operator vouches for"))
 	e.config(fmt.Sprintf("skills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
 	en := e.live(catalog.KindSkill, "pinned")

@@ -27,13 +27,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -63,10 +63,10 @@ type Config struct {
 	Auditor *obs.Auditor   // nil: no audit events
 	Logger  *slog.Logger   // nil: discard
 	Limits  archive.Limits // service-wide caps; zero fields are the defaults
-	// HTTPClient fetches external URLs of agent-skills.yaml entries (nil:
-	// a client of its own); the indexer uses a copy with its own redirect
-	// policy (https only, a few hops). FetchTimeout bounds one fetch.
-	HTTPClient   *http.Client
+	// Fetcher reads the external URLs of agent-skills.yaml entries (nil:
+	// fetch.New's production client, which reaches only public addresses).
+	// FetchTimeout bounds one fetch, whatever the Fetcher.
+	Fetcher      *fetch.Client
 	FetchTimeout time.Duration
 	// Now is the clock for publish, withdrawal and rejection times (nil: time.Now).
 	Now func() time.Time
@@ -84,7 +84,7 @@ type Indexer struct {
 	audit        *obs.Auditor
 	log          *slog.Logger
 	limits       archive.Limits
-	http         *http.Client
+	fetcher      *fetch.Client
 	fetchTimeout time.Duration
 	now          func() time.Time
 	workers      int
@@ -106,7 +106,7 @@ func New(cfg Config) (*Indexer, error) {
 		audit:        cfg.Auditor,
 		log:          cfg.Logger,
 		limits:       lim,
-		http:         cfg.HTTPClient,
+		fetcher:      cfg.Fetcher,
 		fetchTimeout: cfg.FetchTimeout,
 		now:          cfg.Now,
 		workers:      cfg.Concurrency,
@@ -117,13 +117,9 @@ func New(cfg Config) (*Indexer, error) {
 	if ix.log == nil {
 		ix.log = slog.New(slog.DiscardHandler)
 	}
-	// A copy, so the caller's client keeps its own redirect policy.
-	hc := http.Client{}
-	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
+	if ix.fetcher == nil {
+		ix.fetcher = fetch.New(fetch.Options{})
 	}
-	hc.CheckRedirect = fetchRedirects
-	ix.http = &hc
 	if ix.fetchTimeout <= 0 {
 		ix.fetchTimeout = DefaultFetchTimeout
 	}
@@ -308,6 +304,9 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, f
 		}
 		var d *decisions
 		c, err := catalog.Update(ctx, ix.store, func(c *catalog.Catalog) error {
+			if err := c.LoadHistories(); err != nil {
+				return err
+			}
 			var err error
 			d, err = apply(c, pr.plan)
 			return err

@@ -2,11 +2,8 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -137,6 +135,9 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	case errors.Is(err, store.ErrNotFound):
 		snap = catalog.New()
 	case err != nil:
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	if err := snap.LoadHistories(); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
 	inForce, err := configInForce(snap)
@@ -456,12 +457,15 @@ func mayCollide(cfg *skillsconfig.Config, infos []store.Info, written time.Time)
 
 // cloneCatalog returns a deep copy of c.
 func cloneCatalog(c *catalog.Catalog) (*catalog.Catalog, error) {
-	b, err := json.Marshal(c)
+	b, err := catalog.Encode(c, 0)
 	if err != nil {
 		return nil, fmt.Errorf("encode catalog: %w", err)
 	}
 	cp, err := catalog.Decode(b)
 	if err != nil {
+		return nil, fmt.Errorf("copy catalog: %w", err)
+	}
+	if err := cp.LoadHistories(); err != nil {
 		return nil, fmt.Errorf("copy catalog: %w", err)
 	}
 	return cp, nil
@@ -658,8 +662,16 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 				}
 			}
 		}
-		b, err := ix.fetch(ctx, ce.ExternalURL, lim.MaxArtifactBytes)
+		fctx, cancel := context.WithTimeout(ctx, ix.fetchTimeout)
+		b, err := ix.fetcher.Get(fctx, ce.ExternalURL, lim.MaxArtifactBytes)
+		cancel()
 		if err != nil {
+			var connErr *fetch.ConnectError
+			if errors.As(err, &connErr) {
+				// The rejection's text hides the cause (it reaches the status
+				// document and audit events); the operator's log keeps it.
+				ix.log.WarnContext(ctx, "external fetch failed", "url", connErr.URL, "cause", connErr.Unwrap().Error())
+			}
 			rejectAs(skillsconfig.Key, CodeFetchFailed, err.Error(), digest.Digest{})
 			return
 		}
@@ -717,58 +729,6 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 		return f
 	}
 	return artifact.FormatZip
-}
-
-// maxFetchRedirects bounds the redirects one fetch follows.
-const maxFetchRedirects = 5
-
-// fetchRedirects is the redirect policy of external fetches. The config
-// requires https, so a redirect to anything else is refused before it is
-// requested: following a 302 to http:// would publish bytes anyone on the
-// path could have changed. https redirects are followed (release downloads
-// and raw links commonly redirect to a CDN), a few at most.
-func fetchRedirects(req *http.Request, via []*http.Request) error {
-	if req.URL.Scheme != "https" {
-		return fmt.Errorf("redirected to %s: only https is fetched", req.URL.Redacted())
-	}
-	if len(via) > maxFetchRedirects {
-		return fmt.Errorf("more than %d redirects", maxFetchRedirects)
-	}
-	return nil
-}
-
-// fetch reads an external URL once: https only, redirects as
-// fetchRedirects allows, bounded in time and size, and the final answer
-// must be 200.
-func (ix *Indexer) fetch(ctx context.Context, url string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, ix.fetchTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	if req.URL.Scheme != "https" {
-		return nil, fmt.Errorf("fetch %s: only https is fetched", url)
-	}
-	resp, err := ix.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch %s: status %d, want 200", url, resp.StatusCode)
-	}
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: larger than max_artifact_bytes: %s", url, bytesize.Exceeds(resp.ContentLength, limit))
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("fetch %s: larger than max_artifact_bytes (%s)", url, bytesize.Format(limit))
-	}
-	return b, nil
 }
 
 // putBlob writes validated bytes to their content-addressed key, create-only:

@@ -46,6 +46,9 @@ func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artif
 	case err != nil:
 		return nil, false, fmt.Errorf("load catalog: %w", err)
 	}
+	if err := c.LoadHistories(); err != nil {
+		return nil, false, fmt.Errorf("load catalog: %w", err)
+	}
 	cfg, err := configInForce(c)
 	if err != nil {
 		return nil, false, err

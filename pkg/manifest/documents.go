@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"time"
@@ -259,7 +260,7 @@ func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 		items = append(items, PageItem{
 			Name:          e.Name,
 			LatestVersion: latest.Label,
-			VersionRange:  VersionRange{Min: e.Versions[0].Label, Max: latest.Label, Count: len(e.Versions)},
+			VersionRange:  VersionRange{Min: e.FirstVersion(), Max: latest.Label, Count: e.VersionCount()},
 			Href:          c.identityHref(e.Name),
 		})
 	}
@@ -268,13 +269,17 @@ func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 
 // Identity returns one entry with its versions, newest first; ok is false
 // when the caller cannot see an entry of that name.
-func (f *Feed) Identity(kind catalog.Kind, name string) (doc Identity, ok bool) {
+func (f *Feed) Identity(ctx context.Context, kind catalog.Kind, name string) (doc Identity, ok bool, err error) {
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return Identity{}, false
+		return Identity{}, false, nil
 	}
-	vers := newestFirst(e)
+	history, err := f.View.History(ctx, e)
+	if err != nil {
+		return Identity{}, false, err
+	}
+	vers := newestFirst(history)
 	links := make([]VersionLink, len(vers))
 	for i, v := range vers {
 		links[i] = VersionLink{
@@ -285,15 +290,15 @@ func (f *Feed) Identity(kind catalog.Kind, name string) (doc Identity, ok bool) 
 	return Identity{
 		Kind: c.itemKind, Name: e.Name, LatestVersion: e.Latest, Versions: links,
 		Links: SelfLinks{Link{c.identityHref(e.Name)}},
-	}, true
+	}, true, nil
 }
 
 // SkillVersion returns one version of a skill; ok is false when the caller
 // cannot see the skill or it has no such version.
-func (f *Feed) SkillVersion(name, label string) (doc SkillVersion, ok bool) {
-	e, ver := f.version(skills, name, label)
-	if ver == nil {
-		return SkillVersion{}, false
+func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillVersion, ok bool, err error) {
+	e, ver, err := f.version(ctx, skills, name, label)
+	if err != nil || ver == nil {
+		return SkillVersion{}, false, err
 	}
 	a := f.artifact(skills, e, ver)
 	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a,
@@ -301,27 +306,28 @@ func (f *Feed) SkillVersion(name, label string) (doc SkillVersion, ok bool) {
 	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
 	}
-	return doc, true
+	return doc, true, nil
 }
 
 // SubagentVersion returns one version of a sub-agent; ok is false when the
 // caller cannot see the sub-agent or it has no such version.
-func (f *Feed) SubagentVersion(name, label string) (doc SubagentVersion, ok bool) {
-	e, ver := f.version(subagents, name, label)
-	if ver == nil {
-		return SubagentVersion{}, false
+func (f *Feed) SubagentVersion(ctx context.Context, name, label string) (doc SubagentVersion, ok bool, err error) {
+	e, ver, err := f.version(ctx, subagents, name, label)
+	if err != nil || ver == nil {
+		return SubagentVersion{}, false, err
 	}
 	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver),
-		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true
+		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true, nil
 }
 
 // version looks up an entry the caller can see and one of its versions.
-func (f *Feed) version(c *collection, name, label string) (*catalog.Entry, *catalog.Version) {
+func (f *Feed) version(ctx context.Context, c *collection, name, label string) (*catalog.Entry, *catalog.Version, error) {
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return e, e.Version(label)
+	v, err := f.View.Version(ctx, e, label)
+	return e, v, err
 }
 
 func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) Artifact {
@@ -353,12 +359,12 @@ func description(e *catalog.Entry, ver *catalog.Version) string {
 	return ver.Description
 }
 
-// newestFirst returns pointers to e's versions ordered newest first by
-// publish time; equal times keep the reverse of publish order.
-func newestFirst(e *catalog.Entry) []*catalog.Version {
-	out := make([]*catalog.Version, len(e.Versions))
-	for i := range e.Versions {
-		out[len(out)-1-i] = &e.Versions[i]
+// newestFirst returns pointers to the versions of a history ordered newest
+// first by publish time; equal times keep the reverse of publish order.
+func newestFirst(history []catalog.Version) []*catalog.Version {
+	out := make([]*catalog.Version, len(history))
+	for i := range history {
+		out[len(out)-1-i] = &history[i]
 	}
 	slices.SortStableFunc(out, func(a, b *catalog.Version) int { return b.PublishedAt.Compare(a.PublishedAt) })
 	return out

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
@@ -43,7 +44,7 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return
 	}
-	doc, res, err := snap.native(p, query, rq.authenticated, base)
+	doc, res, err := snap.native(r.Context(), p, query, rq.authenticated, base)
 	if err != nil {
 		nativeUnavailable(w, r, rq, err)
 		return
@@ -201,20 +202,21 @@ type pageSet struct {
 // when the answer is a document (kept for the snapshot when it is the
 // root, an index or an advertised page), else res says what it is. err is
 // Resolve's: the feed cannot answer at all.
-func (s *snapshot) native(path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
+func (s *snapshot) native(ctx context.Context, path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
 	if !s.keepsNative(path, authenticated) {
-		return resolveNative(s.view, path, query, authenticated, base, oneShotLevel)
+		return resolveNative(ctx, s.view, path, query, authenticated, base, oneShotLevel)
 	}
-	// Kept documents (the root, indexes, pages) read no query.
+	// Kept documents (the root, indexes, pages) read no query and no
+	// history, and outlive the request that renders them first.
 	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+		doc, res, err := resolveNative(context.WithoutCancel(ctx), s.view, path, nil, authenticated, base, keptLevel)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
-	res, err := manifest.Resolve(v, authenticated, base, path, query)
+func resolveNative(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
+	res, err := manifest.Resolve(ctx, v, authenticated, base, path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
 	}
