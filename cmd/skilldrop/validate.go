@@ -13,6 +13,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/publish"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -98,7 +99,7 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	if lim.MaxArtifactBytes > archive.DefaultMaxArtifactBytes {
-		printf(stderr, "skilldrop validate: --max-artifact-bytes may lower the %d-byte limit, not raise it\n", archive.DefaultMaxArtifactBytes)
+		printf(stderr, "skilldrop validate: --max-artifact-bytes may lower the %s limit, not raise it\n", bytesize.Format(archive.DefaultMaxArtifactBytes))
 		return exitUsage
 	}
 	if _, err := lim.Effective(); err != nil {
