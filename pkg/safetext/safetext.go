@@ -62,11 +62,11 @@ func Text(s string) string {
 }
 
 // JSON rewrites encoded JSON so that no unsafe character appears as itself:
-// each one outside ASCII becomes a \uXXXX escape (a surrogate pair beyond
-// U+FFFF). Outside ASCII, valid JSON holds characters only inside strings,
+// DEL and each one outside ASCII become a \uXXXX escape (a surrogate pair
+// beyond U+FFFF). Those characters occur in valid JSON only inside strings,
 // so the documents decode to the same values; encoding/json and log/slog
-// already escape the ASCII controls, and U+2028 and U+2029, but not C1
-// controls or format characters. b is returned as it is when nothing needs
+// already escape the other ASCII controls, and U+2028 and U+2029, but not
+// DEL, C1 controls or format characters. b is returned as it is when nothing needs
 // escaping.
 func JSON(b []byte) []byte {
 	i := indexUnsafe(b)
@@ -77,7 +77,7 @@ func JSON(b []byte) []byte {
 	out = append(out, b[:i]...)
 	for len(b[i:]) > 0 {
 		r, n := utf8.DecodeRune(b[i:])
-		if r >= utf8.RuneSelf && n > 1 && Unsafe(r) {
+		if escapesInJSON(r, n) {
 			out = appendEscape(out, r)
 		} else {
 			out = append(out, b[i:i+n]...)
@@ -89,17 +89,24 @@ func JSON(b []byte) []byte {
 
 func indexUnsafe(b []byte) int {
 	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
+		if b[i] < utf8.RuneSelf && b[i] != 0x7f {
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
-		if n > 1 && Unsafe(r) {
+		if escapesInJSON(r, n) {
 			return i
 		}
 		i += n
 	}
 	return -1
+}
+
+// escapesInJSON reports whether the rune r, n bytes long, is rewritten: DEL
+// and the unsafe runes outside ASCII (the ASCII controls below DEL are
+// already escapes, or the whitespace between values).
+func escapesInJSON(r rune, n int) bool {
+	return r == 0x7f || (r >= utf8.RuneSelf && n > 1 && Unsafe(r))
 }
 
 func appendEscape(out []byte, r rune) []byte {
