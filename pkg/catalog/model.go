@@ -51,8 +51,9 @@ const (
 	KindSubagent Kind = "subagent"
 )
 
-// ConfigSource names entries defined in agent-skills.yaml rather than dropped.
-const ConfigSource = "agent-skills.yaml"
+// ConfigSource names entries defined in agent-skills.yaml rather than
+// dropped: the config's key, which pkg/artifact owns.
+const ConfigSource = artifact.ConfigKey
 
 // Catalog is the whole published state, as the indexer reads and writes it.
 type Catalog struct {

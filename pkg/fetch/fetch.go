@@ -24,6 +24,8 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 )
 
 // DefaultTimeout bounds one fetch when Options.Timeout is zero.
@@ -147,14 +149,14 @@ func (c *Client) Get(ctx context.Context, rawURL string, limit int64) ([]byte, e
 		return nil, fmt.Errorf("fetch %s: status %d, want 200", name, resp.StatusCode)
 	}
 	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: %d bytes: %w (%d)", name, resp.ContentLength, ErrTooLarge, limit)
+		return nil, fmt.Errorf("fetch %s: %w: %s", name, ErrTooLarge, bytesize.Exceeds(resp.ContentLength, limit))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return nil, &ConnectError{URL: name, err: err}
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("fetch %s: %w (%d)", name, ErrTooLarge, limit)
+		return nil, fmt.Errorf("fetch %s: %w (%s)", name, ErrTooLarge, bytesize.Format(limit))
 	}
 	return b, nil
 }

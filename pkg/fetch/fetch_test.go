@@ -178,7 +178,7 @@ func TestAllowedAddress(t *testing.T) {
 	}{
 		{"a 200", srv.URL + "/x.md", limit, ""},
 		{"a 404", srv.URL + "/missing.md", limit, "status 404, want 200"},
-		{"more bytes than the limit", srv.URL + "/big.md", 100, ErrTooLarge.Error()},
+		{"more bytes than the limit", srv.URL + "/big.md", 100, ErrTooLarge.Error() + ": 200 bytes > 100 bytes"},
 		{"exactly the limit", srv.URL + "/x.md", int64(len(doc)), ""},
 		{"https redirects, up to the maximum", fmt.Sprintf("%s/hop/%d", srv.URL, MaxRedirects), limit, ""},
 		{"one redirect too many", fmt.Sprintf("%s/hop/%d", srv.URL, MaxRedirects+1), limit, "more than 5 redirects"},

@@ -49,8 +49,8 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 	if i := strings.IndexAny(u, "?#"); i >= 0 {
 		u = u[:i]
 	}
-	if strings.HasSuffix(u, ".tar.gz") || strings.HasSuffix(u, ".tgz") {
-		return artifact.FormatTarGz
+	if f, _ := artifact.FormatOf(u); f == artifact.FormatTarGz {
+		return f
 	}
 	return artifact.FormatZip
 }

@@ -137,7 +137,7 @@ func servedPath(t target, source, external string, f artifact.Format, cfg *skill
 	if source == catalog.ConfigSource {
 		return configPath(t, f)
 	}
-	if rest, ok := strings.CutPrefix(source, "listings/"+t.Listing+"/"); ok && t.Listing != "" {
+	if rest, ok := strings.CutPrefix(source, artifact.ListingPrefix(t.Listing)); ok && t.Listing != "" {
 		return routes.ListingPrefix(t.Listing) + rest
 	}
 	return "/" + source
@@ -145,18 +145,11 @@ func servedPath(t target, source, external string, f artifact.Format, cfg *skill
 
 // configPath is where a config-defined skill without a url is served.
 func configPath(t target, f artifact.Format) string {
-	ext := ".md"
-	switch f {
-	case artifact.FormatZip:
-		ext = ".zip"
-	case artifact.FormatTarGz:
-		ext = ".tar.gz"
-	}
 	base := "/"
 	if t.Listing != "" {
 		base = routes.ListingPrefix(t.Listing)
 	}
-	return base + "skills/" + t.Name + ext
+	return base + artifact.SkillKey("", t.Name, f)
 }
 
 // taken is what a config claims: the names it defines or includes by name
@@ -250,8 +243,8 @@ func formatHint(ce *skillsconfig.Entry) artifact.Format {
 	if ce.Type != artifact.TypeArchive {
 		return artifact.FormatMarkdown
 	}
-	if strings.HasSuffix(ce.FilePath, ".tar.gz") || strings.HasSuffix(ce.FilePath, ".tgz") {
-		return artifact.FormatTarGz
+	if f, _ := artifact.FormatOf(ce.FilePath); f == artifact.FormatTarGz {
+		return f
 	}
 	return artifact.FormatZip
 }

@@ -58,7 +58,9 @@ var secretKinds = []secretKind{
 }
 
 // anonymousSees reports whether an anonymous caller sees the entry.
-func (k secretKind) anonymousSees(e *env) bool { return k.seen(catalog.Compile(e.catalog(), ""), false) }
+func (k secretKind) anonymousSees(e *env) bool {
+	return k.seen(catalog.Compile(e.catalog(), ""), false)
+}
 
 // keySees reports whether a key holder sees the entry.
 func (k secretKind) keySees(e *env) bool { return k.seen(catalog.Compile(e.catalog(), ""), true) }

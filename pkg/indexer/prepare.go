@@ -10,6 +10,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/fetch"
@@ -308,7 +309,7 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, snap *catalo
 	case errors.Is(err, store.ErrTooLarge):
 		o.observe(observation{present: true, etag: info.ETag})
 		o.rejects = []rejection{{Key: k.Key, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%d)", k.Key, lim.MaxArtifactBytes)}}
+			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", k.Key, bytesize.Format(lim.MaxArtifactBytes))}}
 		return o
 	case err != nil:
 		o.err = fmt.Errorf("read %s: %w", k.Key, err)
@@ -450,7 +451,7 @@ func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Cat
 	case ce.FilePath != "" && errors.Is(err, store.ErrTooLarge):
 		o.observe(observation{present: true, etag: info.ETag})
 		r := entryRejection(ce, ce.FilePath, archive.CodeTooLarge,
-			fmt.Sprintf("%s is larger than max_artifact_bytes (%d)", ce.FilePath, lim.MaxArtifactBytes), digest.Digest{})
+			fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", ce.FilePath, bytesize.Format(lim.MaxArtifactBytes)), digest.Digest{})
 		r.ETag = info.ETag
 		o.rejects = []rejection{r}
 		return o
@@ -591,7 +592,7 @@ func (ix *Indexer) limitsFor(ce *skillsconfig.Entry) archive.Limits {
 // sourcePrefixes are where operators drop what the indexer reads: the keys
 // a full re-index lists (never blobs/ or catalog/, which can be large and
 // are the indexer's own).
-var sourcePrefixes = []string{"skills/", "listings/", "subagents/", "files/", skillsconfig.Key}
+var sourcePrefixes = artifact.SourcePrefixes()
 
 // listSources lists every key operators drop (sourcePrefixes).
 func (ix *Indexer) listSources(ctx context.Context) ([]store.Info, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 
@@ -169,20 +170,6 @@ func catalogFull(cl *claim, size, limit int64) rejection {
 	return rejection{
 		Key: cl.rejectKey(), Code: CodeCatalogFull, Name: cl.Name, Digest: cl.version.Digest,
 		Message: fmt.Sprintf("%s: the catalog is full: %s of its %s limit (%d%%); withdraw skills or versions that are no longer needed, "+
-			"then upload again", claimant(cl), formatBytes(size), formatBytes(limit), 100*size/max(limit, 1)),
+			"then upload again", claimant(cl), bytesize.Format(size), bytesize.Format(limit), 100*size/max(limit, 1)),
 	}
-}
-
-// formatBytes writes a size for people: "6.0 MiB".
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -112,13 +112,10 @@ func hidden(key string) bool {
 // claimantPrefix is the key prefix under which every key that could claim
 // t lies.
 func claimantPrefix(t target) string {
-	switch {
-	case t.Kind == catalog.KindSubagent:
-		return "subagents/" + t.Name
-	case t.Listing != "":
-		return "listings/" + t.Listing + "/skills/" + t.Name
+	if t.Kind == catalog.KindSubagent {
+		return artifact.NamePrefix(artifact.KindSubagent, "", t.Name)
 	}
-	return "skills/" + t.Name
+	return artifact.NamePrefix(artifact.KindSkill, t.Listing, t.Name)
 }
 
 // configTargets returns every target cfg names: its entries, and for each

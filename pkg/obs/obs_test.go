@@ -299,3 +299,24 @@ func BenchmarkAuditDigestMismatch(b *testing.B) {
 		a.DigestMismatch(ctx, ev)
 	}
 }
+
+// TestAuditEventsEscapeWhatWouldActOnATerminal: a key holding a C1 control
+// or a bidi override is logged with those characters as \uXXXX escapes (so
+// the line is safe to print) and decodes to the exact key (so a search by
+// the S3 key matches).
+func TestAuditEventsEscapeWhatWouldActOnATerminal(t *testing.T) {
+	const key = "skills/\u009b31m\u202egpj.md\u200b.md"
+	var buf bytes.Buffer
+	obs.NewAuditor(obs.NewLogger(&buf, slog.LevelInfo)).Rejected(context.Background(), obs.RejectedEvent{Key: key, Code: "invalid_key", Message: "the skill name \"\u202e\" is invalid"})
+	for _, r := range []rune{0x9b, 0x202e, 0x200b} {
+		if bytes.ContainsRune(buf.Bytes(), r) {
+			t.Errorf("%U written raw: %s", r, buf.Bytes())
+		}
+	}
+	if !strings.Contains(buf.String(), `\u009b31m\u202egpj.md\u200b.md`) {
+		t.Errorf("the key's characters are not escaped: %s", buf.Bytes())
+	}
+	if l := oneLine(t, buf.Bytes()); l.values["key"] != key {
+		t.Errorf("key decodes to %q, want %q", l.values["key"], key)
+	}
+}

@@ -31,8 +31,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
-// Key is the bucket key of the config.
-const Key = "agent-skills.yaml"
+// Key is the bucket key of the config: the bucket contract's, which
+// pkg/artifact owns.
+const Key = artifact.ConfigKey
 
 // MaxBytes bounds the config document.
 const MaxBytes = 1 << 20
@@ -404,8 +405,8 @@ func capsOf(r *rawEntry, field string) (Caps, error) {
 
 // filePath checks a path: key; the bytes of config entries live under files/.
 func filePath(p string) error {
-	if !strings.HasPrefix(p, "files/") || len(p) == len("files/") {
-		return errors.New("must be a bucket key under files/")
+	if !strings.HasPrefix(p, artifact.FilesPrefix) || len(p) == len(artifact.FilesPrefix) {
+		return errors.New("must be a bucket key under " + artifact.FilesPrefix)
 	}
 	return cleanKey(p)
 }
@@ -481,19 +482,19 @@ func yamlMessage(err error) string {
 			continue
 		}
 		if m := unknownField.FindStringSubmatch(l); m != nil {
-			l = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
+			l = unknownKey(m[1], m[2], m[3])
 		}
 		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
 	}
 	msg := strings.Join(lines, "; ")
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	if len(msg) > 500 {
+		msg = msg[:500] + "…"
 	}
 	return "YAML: " + msg
 }
 
 var (
-	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
 	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry)\b`)
 )
 
