@@ -98,3 +98,14 @@ func (ix *Indexer) handleBatch(ctx context.Context, p Payload) (*Result, error) 
 	ix.noteJobs(ctx, p.Messages, res.Batch)
 	return res, nil
 }
+
+// Respond is Handle as the Lambda answers: an SQS batch with its
+// BatchResponse (what the event source mapping reads), anything else with
+// the Result.
+func (ix *Indexer) Respond(ctx context.Context, raw json.RawMessage) (any, error) {
+	res, err := ix.Handle(ctx, raw)
+	if res != nil && res.Batch != nil {
+		return res.Batch, err
+	}
+	return res, err
+}

@@ -129,7 +129,7 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 	var out []store.Info
 	for _, info := range infos {
 		listed[info.Key] = true
-		if cls, _ := classify(info.Key); cls == classHidden || cls == classIgnored || cls == classConfig {
+		if !readable(info.Key) {
 			continue
 		}
 		if src, ok := snap.Sources[info.Key]; !ok || !sameETag(src.ETag, info.ETag) {
@@ -158,10 +158,17 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 	return append(keys, slices.Sorted(mapsKeys(gone))...)
 }
 
+// readable reports whether a round reads key (a hidden key, one outside
+// the contract, and the config, read as state, are not sent as work).
+func readable(key string) bool {
+	cls, _ := classify(key)
+	return cls != classHidden && cls != classIgnored && cls != classConfig
+}
+
 // everyKey is what a full re-index reads: every listed key in write
 // order, then the recorded sources, owners and contenders no longer listed.
 func everyKey(snap *catalog.Catalog, infos []store.Info) []string {
-	keys := byWriteTime(infos)
+	keys := byWriteTime(slices.DeleteFunc(slices.Clone(infos), func(info store.Info) bool { return !readable(info.Key) }))
 	listed := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		listed[k] = true
