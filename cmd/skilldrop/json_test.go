@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 )
@@ -86,6 +89,25 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
 	}
+	// An invalid config holds a new skill (bucketConfig, held).
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "skills: [\n", "skills/new.md": skillDoc("new")})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	// A job is what a queued re-index leaves in the status document; a
+	// directory has no queue, so one is recorded as the indexer would.
+	st, err := store.NewDir(bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := catalog.UpdateStatus(t.Context(), st, func(s *catalog.Status) error {
+		s.StartJob(catalog.Job{ID: "reindex-1", Kind: "reindex", Started: at, Keys: 2, Done: 2, Finished: &at})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
 	code, out, _ := runCLI("status", "--dir", bucket, "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)

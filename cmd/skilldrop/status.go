@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -50,12 +51,21 @@ type statusDoc struct {
 	Subagents  []entrySummary    `json:"subagents"`
 	Rejections []rejectionStatus `json:"rejections"`
 	Warnings   []keyWarning      `json:"warnings"`
+	Jobs       []catalog.Job     `json:"jobs"`
 }
 
 type catalogSummary struct {
-	Revision  int64          `json:"revision"`
-	UpdatedAt time.Time      `json:"updatedAt"`
-	Config    *configSummary `json:"config"` // null: no agent-skills.yaml in force
+	Revision  int64     `json:"revision"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Size is the catalog object's size, Limit the most its readers accept.
+	Size   int64          `json:"size"`
+	Limit  int64          `json:"limit"`
+	Config *configSummary `json:"config"` // null: no agent-skills.yaml in force
+	// BucketConfig is set while the bucket's agent-skills.yaml is not the
+	// one in force (deleted, unreadable or invalid): Held are the keys whose
+	// publication waits for a valid one.
+	BucketConfig *catalog.BucketConfig `json:"bucketConfig"`
+	Held         []string              `json:"held"`
 }
 
 type configSummary struct {
@@ -114,10 +124,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	defer closeStore()
 	out := &resultWriter{w: stdout}
-	c, _, err := catalog.Load(ctx, st)
+	c, info, err := catalog.Load(ctx, st)
 	if errors.Is(err, store.ErrNotFound) {
 		if *asJSON {
-			out.json(statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{}, Warnings: []keyWarning{}})
+			out.json(statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{},
+				Warnings: []keyWarning{}, Jobs: []catalog.Job{}})
 		} else {
 			out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
 		}
@@ -140,6 +151,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		rs = rs[:*limit]
 	}
 	doc := summarize(tg.String(), c, s, *all)
+	doc.Catalog.Size = info.Size
 	doc.Rejections = judge(ctx, st, c, s.Rejections, rs, stderr)
 	if *asJSON {
 		out.json(doc)
@@ -153,10 +165,19 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // (rejections aside).
 func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) statusDoc {
 	doc := statusDoc{
-		Target:  where,
-		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC()},
-		Skills:  entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
-		Warnings: []keyWarning{},
+		Target: where,
+		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
+			BucketConfig: c.Bucket, Held: []string{}},
+		Skills: entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
+		Warnings: []keyWarning{}, Jobs: s.Jobs,
+	}
+	if doc.Jobs == nil {
+		doc.Jobs = []catalog.Job{}
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.Sources)) {
+		if c.Sources[key].Held {
+			doc.Catalog.Held = append(doc.Catalog.Held, key)
+		}
 	}
 	if c.Config != nil {
 		doc.Catalog.Config = &configSummary{Digest: c.Config.Digest, AppliedAt: c.Config.AppliedAt.UTC()}
@@ -274,8 +295,27 @@ func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
 // message escaped for the terminal.
 func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 	out.printf("%s: catalog revision %d, updated %s\n", printable(doc.Target), doc.Catalog.Revision, doc.Catalog.UpdatedAt.Format(time.RFC3339))
-	if cfg := doc.Catalog.Config; cfg != nil {
+	cat := doc.Catalog
+	out.printf("catalog: %s of its %s limit (%d%%)\n", bytesize.Format(cat.Size), bytesize.Format(cat.Limit), 100*cat.Size/max(cat.Limit, 1))
+	if cfg := cat.Config; cfg != nil {
 		out.printf("config: %s %s, in force since %s\n", artifact.ConfigKey, cfg.Digest, cfg.AppliedAt.Format(time.RFC3339))
+	}
+	if b := cat.BucketConfig; b != nil {
+		out.printf("the bucket's %s is %s since %s: the config in force stays, and new publications are held until a valid one is uploaded\n",
+			artifact.ConfigKey, b.State, b.Since.UTC().Format(time.RFC3339))
+	}
+	if len(cat.Held) > 0 {
+		out.printf("\nheld (published once a valid %s is in force): %d\n", artifact.ConfigKey, len(cat.Held))
+		for _, k := range cat.Held {
+			out.printf("  %s\n", printable(k))
+		}
+	}
+	for _, j := range doc.Jobs {
+		state := "running"
+		if j.Finished != nil {
+			state = "finished " + j.Finished.UTC().Format(time.RFC3339)
+		}
+		out.printf("%s %s, started %s: %d of %d keys reconciled, %s\n", j.Kind, j.ID, j.Started.UTC().Format(time.RFC3339), j.Done, j.Keys, state)
 	}
 	table := func(title string, list []entrySummary) {
 		if len(list) == 0 {
