@@ -127,7 +127,7 @@ e2e: $(RIE) ## the Lambda binaries under aws-lambda-rie, driven with emulator ev
 	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/arm64/indexer,arm64)
 	$(call lambda-bootstrap,api,$(E2E_BUILD)/arm64/api,arm64)
 	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) scripts/emulator.sh run \
-		$(GO) test -count=1 -v -tags e2e -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
+		$(GO) test -count=1 -v -tags e2e -ldflags '$(VERSION_LDFLAGS)' -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
 
 $(RIE):
 	mkdir -p $(BIN)

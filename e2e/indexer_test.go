@@ -247,7 +247,10 @@ func withoutTimes(c *catalog.Catalog) *catalog.Catalog {
 	c.UpdatedAt = time.Time{}
 	for _, coll := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range coll {
-			e.WithdrawnAt = nil
+			e.WithdrawnAt, e.FirstPublished = nil, time.Time{}
+			if e.Head != nil {
+				e.Head.PublishedAt = time.Time{}
+			}
 			for i := range e.Versions {
 				e.Versions[i].PublishedAt = time.Time{}
 			}
