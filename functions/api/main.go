@@ -99,14 +99,18 @@ func main() {
 		}
 		keys = apikey.Union(param, s.hashes)
 	}
+	bucket := store.NewS3(awsCfg, s.bucket)
 	h, err := server.New(server.Config{
-		Store:         store.NewS3(awsCfg, s.bucket),
-		Keys:          keys,
-		Metrics:       metrics,
-		Auditor:       obs.NewAuditor(logger),
-		Logger:        logger,
-		PublicBaseURL: s.baseURL,
-		Version:       buildinfo.Version(),
+		Store:            bucket,
+		Keys:             keys,
+		Metrics:          metrics,
+		Auditor:          obs.NewAuditor(logger),
+		Logger:           logger,
+		PublicBaseURL:    s.baseURL,
+		Version:          buildinfo.Version(),
+		MaxResponseBytes: lambdahttp.MaxResponseBytes,
+		Fits:             lambdahttp.Fits,
+		Presigner:        bucket,
 	})
 	if err != nil {
 		fail("configuration", err)

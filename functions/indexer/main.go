@@ -11,6 +11,8 @@
 //	SKILLDROP_MAX_ENTRIES
 //	SKILLDROP_MAX_EXPANDED_BYTES
 //	SKILLDROP_MAX_DECOMPRESSION_RATIO
+//	SKILLDROP_ORIGINS                  comma-separated origins (https://host) the large feed
+//	                                   documents are rendered into the bucket for
 //	SKILLDROP_QUEUE_URL                the indexer's own queue, where a large re-index or
 //	                                   reconcile is fed in chunks (unset: it reads every key itself)
 //	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
@@ -21,8 +23,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -43,6 +47,7 @@ type settings struct {
 	bucket    string
 	namespace string
 	queueURL  string
+	origins   []*url.URL
 	limits    archive.Limits
 	level     slog.Level
 }
@@ -56,6 +61,16 @@ func parseEnv(getenv func(string) string) (settings, error) {
 	var err error
 	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
 		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
+	}
+	for o := range strings.SplitSeq(getenv("SKILLDROP_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := indexer.ParseOrigin(o)
+		if err != nil {
+			return s, fmt.Errorf("SKILLDROP_ORIGINS: %w", err)
+		}
+		s.origins = append(s.origins, u)
 	}
 	ints := []struct {
 		name string
@@ -117,6 +132,7 @@ func main() {
 		Logger:  logger,
 		Limits:  s.limits,
 		Queue:   q,
+		Origins: s.origins,
 	})
 	if err != nil {
 		logger.Error("indexer: configuration", "error", err.Error())

@@ -60,9 +60,11 @@ type head struct {
 	Bucket    *BucketConfig       `json:"bucket,omitempty"`
 	Listings  map[string]*Listing `json:"listings"`
 	Documents []Document          `json:"documents,omitempty"`
-	Skills    int                 `json:"skills"`
-	Subagents int                 `json:"subagents"`
-	Sections  sections            `json:"sections"`
+	// DocumentOrigins are the origins the documents were rendered for.
+	DocumentOrigins []string `json:"documentOrigins,omitempty"`
+	Skills          int      `json:"skills"`
+	Subagents       int      `json:"subagents"`
+	Sections        sections `json:"sections"`
 }
 
 // configHead is ConfigState without the YAML, which has a section of its own.
@@ -141,7 +143,7 @@ func Encode(c *Catalog, limit int64) ([]byte, error) {
 
 	h := head{
 		Schema: SchemaVersion, Revision: c.Revision, UpdatedAt: c.UpdatedAt,
-		Bucket: c.Bucket, Listings: c.Listings, Documents: c.Documents,
+		Bucket: c.Bucket, Listings: c.Listings, Documents: c.Documents, DocumentOrigins: c.DocumentOrigins,
 		Skills: len(skills), Subagents: len(agents),
 		Sections: sections{
 			Entries: int64(entries.Len()), Lengths: int64(len(lengthsLine)), History: int64(history.Len()),
@@ -227,7 +229,7 @@ func Decode(b []byte) (*Catalog, error) {
 	}
 	c := New()
 	c.Schema, c.Revision, c.UpdatedAt = h.Schema, h.Revision, h.UpdatedAt
-	c.Bucket, c.Documents = h.Bucket, h.Documents
+	c.Bucket, c.Documents, c.DocumentOrigins = h.Bucket, h.Documents, h.DocumentOrigins
 	if h.Listings != nil {
 		c.Listings = h.Listings
 	}

@@ -77,8 +77,9 @@ type Catalog struct {
 	// listing of the bucket with them and reads only what differs.
 	Sources map[string]Source
 	// Documents are the pre-rendered documents the request path serves
-	// (or redirects to) for the configured origins.
-	Documents []Document
+	// (or redirects to), rendered for DocumentOrigins.
+	Documents       []Document
+	DocumentOrigins []string
 
 	// stored holds the raw sections of the object c was decoded from, so an
 	// update rewrites only what changed (codec.go).

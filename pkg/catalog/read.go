@@ -177,3 +177,9 @@ func readRange(ctx context.Context, s store.Store, offset, length int64, opts st
 	}
 	return b, obj.Info, nil
 }
+
+// Document returns the pre-rendered document for origin, path and auth
+// class of this revision, or nil.
+func (h *Head) Document(origin, path string, authenticated bool) *Document {
+	return findDocument(h.Documents, origin, path, authenticated)
+}

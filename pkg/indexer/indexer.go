@@ -25,7 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -71,6 +73,9 @@ type Config struct {
 	Now func() time.Time
 	// Concurrency bounds parallel reads and blob writes in one round.
 	Concurrency int
+	// Origins are the public origins (scheme://host) the indexer renders
+	// the large feed documents for (none: the request path renders them).
+	Origins []*url.URL
 	// Queue is the indexer's own queue, where a reconcile or re-index with
 	// more than InlineKeys keys feeds them in chunks (nil: it reads them
 	// itself, as a workstation does).
@@ -99,6 +104,7 @@ type Indexer struct {
 	maxCatalog   int64
 	queue        queue.Sender
 	inline       int
+	origins      []*url.URL
 }
 
 // New returns an Indexer for cfg.
@@ -124,7 +130,9 @@ func New(cfg Config) (*Indexer, error) {
 		maxCatalog:   cfg.MaxCatalogBytes,
 		queue:        cfg.Queue,
 		inline:       cfg.InlineKeys,
+		origins:      slices.Clone(cfg.Origins),
 	}
+	slices.SortFunc(ix.origins, func(a, b *url.URL) int { return strings.Compare(a.String(), b.String()) })
 	if ix.metrics == nil {
 		ix.metrics = obs.Nop{}
 	}

@@ -125,7 +125,18 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				size = c.StoredSize()
 				var err error
 				d, err = apply(c, pr.plan)
-				return err
+				if err != nil && (!errors.Is(err, catalog.ErrNoChange) || !ix.documentsStale(c)) {
+					return err
+				}
+				// The documents are rendered from what this write publishes.
+				rendered, rerr := ix.renderDocuments(ctx, c)
+				switch {
+				case rerr != nil:
+					return rerr
+				case err != nil && !rendered:
+					return err // ErrNoChange
+				}
+				return nil
 			}, catalog.UpdateOptions{Limit: ix.maxCatalog})
 			var full *catalog.FullError
 			switch {

@@ -28,6 +28,12 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
+// MaxResponseBytes is the bound of a buffered Lambda response: the one
+// constant that says how large an answer the function can give (the
+// request path redirects larger documents; the indexer leaves larger
+// files out of MCP).
+const MaxResponseBytes = DefaultMaxResponseBytes
+
 // DefaultMaxResponseBytes bounds the event response a handler may produce:
 // Lambda refuses a buffered response payload above 6 MB, and the JSON
 // envelope (headers, base64) counts towards it.
@@ -84,6 +90,15 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 		return plainError(http.StatusBadGateway, "response_too_large", "the response is larger than this deployment can return"), nil
 	}
 	return resp.APIGatewayV2HTTPResponse, nil
+}
+
+// Fits reports whether a response with these headers and body fits an
+// event response of MaxResponseBytes, encoded as Handle encodes it (text
+// as a JSON string, anything else in base64).
+func Fits(h http.Header, body []byte) bool {
+	w := &response{header: h, body: *bytes.NewBuffer(body), wroteHeader: true, status: http.StatusOK}
+	resp, _ := w.event(http.MethodGet)
+	return resp.encodedSize() <= MaxResponseBytes-envelopeReserve
 }
 
 // bodyBudget is the most body bytes worth buffering: anything larger could

@@ -76,6 +76,13 @@ const (
 // SkillCheckUpdates), so no skill or sub-agent may take them.
 var ReservedNames = []string{NativeVersion, CheckUpdates, Latest}
 
+// AllToken is the page token of a feed's page holding every entry.
+const AllToken = "all"
+
+// AllPage is the path of a feed's page of every entry (feed is SkillFeed or
+// SubagentFeed): the one native document that grows with the catalog.
+func AllPage(feed string) string { return feed + "/pages/" + AllToken + ".json" }
+
 // ListingPrefix is where a listing's index and artifacts are served:
 // "/.well-known/agent-skills/<listing>/". A listing's config URLs are
 // relative to it.

@@ -132,14 +132,17 @@ func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *c
 		Version:   ver.Label,
 		RequestID: rq.id,
 	})
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				rq.log.Error("metrics sink panicked", "metric", obs.DigestMismatch, "panic", fmt.Sprint(p))
-			}
-		}()
-		s.metrics.Count(r.Context(), obs.DigestMismatch, obs.DimensionSkill, e.Name)
+	s.count(r, rq, obs.DigestMismatch, obs.DimensionSkill, e.Name)
+}
+
+// count counts an incident; a failing metrics sink never changes the answer.
+func (s *Server) count(r *http.Request, rq *request, name, dimension, value string) {
+	defer func() {
+		if p := recover(); p != nil {
+			rq.log.Error("metrics sink panicked", "metric", name, "panic", fmt.Sprint(p))
+		}
 	}()
+	s.metrics.Count(r.Context(), name, dimension, value)
 }
 
 // unavailable is the generic 503 of a failed integrity check or an

@@ -54,7 +54,11 @@ func thousandSkills(b *testing.B) (*Server, *catalog.View) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return h.srv, snap.view
+	v, err := snap.View(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h.srv, v
 }
 
 // pair runs op and baseline alternately, so that both see the same load

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
@@ -211,16 +212,16 @@ func preflight(w http.ResponseWriter, allow string) {
 // serveJSON answers a rendered JSON document: gzip-encoded when the client
 // accepts it, 304 when If-None-Match names either encoding's ETag (both
 // stand for the same content; the 304 carries the selected one's).
-func serveJSON(w http.ResponseWriter, r *http.Request, d *rendered, cacheControl string) {
+func serveJSON(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, cacheControl string) {
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
 	h.Add("Vary", "Accept-Encoding")
-	etag, gz := d.etag, d.gzETag != "" && acceptsGzip(r)
+	etag, gz := d.ETag, d.GzETag != "" && acceptsGzip(r)
 	if gz {
-		etag = d.gzETag
+		etag = d.GzETag
 	}
 	h.Set("ETag", etag)
-	if ifNoneMatch(r, d.etag, d.gzETag) {
+	if ifNoneMatch(r, d.ETag, d.GzETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -230,19 +231,26 @@ func serveJSON(w http.ResponseWriter, r *http.Request, d *rendered, cacheControl
 // serveAnswer answers a POST with a rendered JSON document: gzip-encoded
 // when the client accepts it, never stored by a cache, no ETag (a POST
 // answer has no representation to revalidate).
-func serveAnswer(w http.ResponseWriter, r *http.Request, d *rendered) {
+func serveAnswer(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc) {
 	h := w.Header()
 	h.Set("Cache-Control", ccNoStore)
 	h.Add("Vary", "Accept-Encoding")
-	writeJSONBody(w, r, d, d.gzETag != "" && acceptsGzip(r))
+	writeJSONBody(w, r, d, d.GzETag != "" && acceptsGzip(r))
 }
 
 // writeJSONBody writes d with status 200, gzip-encoded when gz is set.
-func writeJSONBody(w http.ResponseWriter, r *http.Request, d *rendered, gz bool) {
-	h := w.Header()
-	body := d.body
+func writeJSONBody(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, gz bool) {
+	body := d.Body
 	if gz {
-		body = d.gzipped()
+		body = d.Gzipped()
+	}
+	writeJSONBytes(w, r, body, gz)
+}
+
+// writeJSONBytes writes a JSON body (gzip-encoded when gz) with status 200.
+func writeJSONBytes(w http.ResponseWriter, r *http.Request, body []byte, gz bool) {
+	h := w.Header()
+	if gz {
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Type", "application/json")

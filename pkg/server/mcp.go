@@ -98,8 +98,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 	if !ok {
 		return
 	}
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
 	adv := ""
-	if snap.anyVisible(rq.authenticated) {
+	if snap.anyVisible(v, rq.authenticated) {
 		base, ok := s.origin(w, r, rq)
 		if !ok {
 			return

@@ -706,16 +706,16 @@ func TestNativeKeptDocuments(t *testing.T) {
 }
 
 // TestNativeWithoutACatalogIsUnavailable hands the native routes a
-// snapshot with no catalog, which manifest.Resolve answers ErrNoCatalog:
-// every route must be a 503, never a 404 or an empty list. (A catalog the
-// store cannot give is TestUnreadableCatalogIsNeverEmpty.)
+// snapshot whose head was read but whose entries cannot be: every route
+// must be a 503, never a 404 or an empty list. (A catalog the store cannot
+// give at all is TestUnreadableCatalogIsNeverEmpty.)
 func TestNativeWithoutACatalogIsUnavailable(t *testing.T) {
 	st := store.NewMemory()
 	standardBucket(t, st)
 	h := newHarness(t, st)
 	c := h.srv.catalog
 	c.mu.Lock()
-	c.cur, c.checked, c.good, c.err = newSnapshot(nil), h.clock.Now(), h.clock.Now(), nil
+	c.cur, c.checked, c.good, c.err = newSnapshot(&catalog.Head{ETag: `"gone"`}, store.NewMemory()), h.clock.Now(), h.clock.Now(), nil
 	c.mu.Unlock()
 	for _, p := range []string{
 		routes.Manifest, "/skills/v1/index.json", "/skills/v1/pages/all.json", "/subagents/v1/pages/a~.json",

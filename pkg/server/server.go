@@ -25,6 +25,9 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -80,6 +83,16 @@ type Config struct {
 	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero);
 	// check-updates bodies are capped at manifest.MaxCheckUpdatesBody too.
 	MaxBodyBytes int64
+	// MaxResponseBytes is the largest response body the platform returns
+	// (0: no limit, as for `skilldrop serve`), and Fits, when set, says
+	// exactly whether a response fits (its headers and body, as the
+	// platform encodes them). A pre-rendered document that does not fit is
+	// answered with a redirect to a presigned GET (Presigner) of it.
+	MaxResponseBytes int64
+	Fits             func(h http.Header, body []byte) bool
+	// Presigner presigns those redirects (nil: none; documents are always
+	// answered directly, as a local directory has no other way).
+	Presigner store.Presigner
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Version is reported as the MCP server version ("dev" when empty).
@@ -98,6 +111,9 @@ type Server struct {
 	local       bool
 	maxArtifact int64
 	maxBody     int64
+	maxResponse int64
+	fitsFn      func(http.Header, []byte) bool
+	presigner   store.Presigner
 	now         func() time.Time
 	version     string
 
@@ -120,6 +136,9 @@ func New(cfg Config) (*Server, error) {
 		local:       cfg.Local,
 		maxArtifact: cfg.MaxArtifactBytes,
 		maxBody:     cfg.MaxBodyBytes,
+		maxResponse: cfg.MaxResponseBytes,
+		fitsFn:      cfg.Fits,
+		presigner:   cfg.Presigner,
 		now:         cfg.Now,
 		version:     cfg.Version,
 	}
@@ -286,12 +305,32 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request,
 	if !ok {
 		return
 	}
-	doc, found := snap.index(listing, rq.authenticated, base)
+	path := routes.RFCIndex
+	if listing != "" {
+		path = routes.ListingIndex(listing)
+	}
+	cc := feedCacheControl(rq.authenticated)
+	if d := snap.storedDocument(discovery.Origin(base), path, rq.authenticated); d != nil {
+		s.serveStored(w, r, rq, snap, d, cc, func() (*feeddoc.Doc, bool) {
+			v, err := snap.View(r.Context())
+			if err != nil {
+				rq.log.Error("catalog entries unavailable", "error", err)
+				return nil, false
+			}
+			return snap.index(v, listing, rq.authenticated, base)
+		})
+		return
+	}
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	doc, found := snap.index(v, listing, rq.authenticated, base)
 	if !found {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
-	serveJSON(w, r, doc, feedCacheControl(rq.authenticated))
+	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, cc)
 }
 
 // servePath answers an artifact at its URL path, or 404.
@@ -300,7 +339,11 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	if !ok {
 		return
 	}
-	e := snap.view.ByPath(r.URL.Path, rq.authenticated)
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	e := v.ByPath(r.URL.Path, rq.authenticated)
 	if e == nil {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
@@ -327,6 +370,25 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request, rq *request) (
 		return nil, false
 	}
 	return snap, true
+}
+
+// catalogView returns the entries of snap's revision, or answers 503. A
+// revision replaced since its head was read is read again, once.
+func (s *Server) catalogView(w http.ResponseWriter, r *http.Request, rq *request, snap *snapshot) (*catalog.View, bool) {
+	v, err := snap.View(r.Context())
+	if errors.Is(err, catalog.ErrChanged) {
+		s.catalog.invalidate()
+		if snap, err = s.catalog.get(r.Context()); err == nil {
+			v, err = snap.View(r.Context())
+		}
+	}
+	if err != nil {
+		rq.log.Error("catalog entries unavailable", "error", err)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return nil, false
+	}
+	return v, true
 }
 
 // origin returns the public origin of the request, or answers 400 for a
