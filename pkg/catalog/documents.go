@@ -22,10 +22,12 @@ type Document struct {
 // pinned to the version the indexer wrote, with the digest and size of its
 // bytes.
 type Rendition struct {
-	Key       string        `json:"key"`
-	VersionID string        `json:"versionId,omitempty"`
-	Digest    digest.Digest `json:"digest"`
-	Size      int64         `json:"size"`
+	Key       string `json:"key"`
+	VersionID string `json:"versionId,omitempty"`
+	// ETag is the object's as written: a key written since has another.
+	ETag   string        `json:"etag,omitempty"`
+	Digest digest.Digest `json:"digest"`
+	Size   int64         `json:"size"`
 }
 
 // Document returns the document rendered for origin, path and auth class,

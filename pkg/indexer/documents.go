@@ -2,11 +2,13 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -68,13 +70,19 @@ func (ix *Indexer) originNames() []string {
 }
 
 // renderDocuments renders c's large documents into the bucket and records
-// them in c; it reports whether the record changed.
-func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog) (bool, error) {
+// them in c; it reports whether the record changed. With trustPins, a
+// document whose bytes c already pins keeps its pin; without, every one is
+// written again.
+func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trustPins bool) (bool, error) {
 	var docs []catalog.Document
 	if len(ix.origins) > 0 {
 		v := catalog.Compile(c, "")
+		pinned := c.Documents
+		if !trustPins {
+			pinned = nil
+		}
 		var err error
-		if docs, err = ix.documentsOf(ctx, c, v); err != nil {
+		if docs, err = ix.documentsOf(ctx, pinned, c, v); err != nil {
 			return false, err
 		}
 	}
@@ -90,20 +98,20 @@ func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog) (boo
 }
 
 // documentsOf renders and stores the large documents of view v.
-func (ix *Indexer) documentsOf(ctx context.Context, c *catalog.Catalog, v *catalog.View) ([]catalog.Document, error) {
+func (ix *Indexer) documentsOf(ctx context.Context, pinned []catalog.Document, c *catalog.Catalog, v *catalog.View) ([]catalog.Document, error) {
 	var docs []catalog.Document
 	add := func(origin, path string, auth bool, body any) error {
 		fd := feeddoc.Render(body, feeddoc.StoredLevel)
 		if len(fd.Body) < MinStoredDocument {
 			return nil
 		}
-		id, err := ix.storeRendition(ctx, c.Documents, fd.Body, fd.Digest)
+		id, err := ix.storeRendition(ctx, pinned, fd.Body, fd.Digest)
 		if err != nil {
 			return err
 		}
 		d := catalog.Document{Origin: origin, Path: path, Authenticated: auth, Identity: id}
 		gz := fd.Gzipped()
-		g, err := ix.storeRendition(ctx, c.Documents, gz, digest.Of(gz))
+		g, err := ix.storeRendition(ctx, pinned, gz, digest.Of(gz))
 		if err != nil {
 			return err
 		}
@@ -157,7 +165,7 @@ func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document
 	if err != nil {
 		return catalog.Rendition{}, fmt.Errorf("write %s: %w", key, err)
 	}
-	return catalog.Rendition{Key: key, VersionID: info.VersionID, Digest: d, Size: int64(len(b))}, nil
+	return catalog.Rendition{Key: key, VersionID: info.VersionID, ETag: info.ETag, Digest: d, Size: int64(len(b))}, nil
 }
 
 func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
@@ -168,4 +176,60 @@ func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// collectAge is how old an unpinned rendered object must be before a
+// reconcile deletes it: an invocation that lost a race may have written it
+// a moment ago, and readers of the previous revision may still fetch it.
+const collectAge = time.Hour
+
+// staleRenditions reports whether a rendition c pins is no longer its
+// key's current object (someone wrote the key: the pinned version would
+// then expire with the bucket's noncurrent versions, and a store without
+// versions holds other bytes).
+func (ix *Indexer) staleRenditions(ctx context.Context, c *catalog.Catalog) (bool, error) {
+	for _, d := range c.Documents {
+		for _, r := range []*catalog.Rendition{&d.Identity, d.Gzip} {
+			if r == nil {
+				continue
+			}
+			info, err := ix.store.Head(ctx, r.Key)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return true, nil
+			case err != nil:
+				return false, fmt.Errorf("head %s: %w", r.Key, err)
+			case info.VersionID != r.VersionID || !sameETag(info.ETag, r.ETag):
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// collectRendered deletes rendered objects c does not pin, written more
+// than collectAge ago; it returns how many.
+func (ix *Indexer) collectRendered(ctx context.Context, c *catalog.Catalog) (int, error) {
+	pinned := map[string]bool{}
+	for _, d := range c.Documents {
+		pinned[d.Identity.Key] = true
+		if d.Gzip != nil {
+			pinned[d.Gzip.Key] = true
+		}
+	}
+	infos, err := ix.store.List(ctx, RenderedPrefix)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", RenderedPrefix, err)
+	}
+	n := 0
+	for _, info := range infos {
+		if pinned[info.Key] || ix.now().Sub(info.LastModified) < collectAge {
+			continue
+		}
+		if err := ix.store.Delete(ctx, info.Key); err != nil {
+			return n, fmt.Errorf("delete %s: %w", info.Key, err)
+		}
+		n++
+	}
+	return n, nil
 }

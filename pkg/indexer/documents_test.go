@@ -3,10 +3,12 @@ package indexer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -95,7 +97,7 @@ func TestAStoredDocumentFoundTamperedIsWrittenAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Documents = nil // as if first rendered now: nothing pinned to trust
-	if _, err := e.ix.renderDocuments(ctx, c); err != nil {
+	if _, err := e.ix.renderDocuments(ctx, c, true); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := store.ReadAll(ctx, e.st, d.Identity.Key, 0)
@@ -115,5 +117,32 @@ func TestWithoutOriginsNothingIsRendered(t *testing.T) {
 	infos, err := e.st.List(context.Background(), RenderedPrefix)
 	if err != nil || len(infos) != 0 {
 		t.Fatalf("rendered objects %v (%v)", infos, err)
+	}
+}
+
+// TestTheReconcileRepairsAndCollectsDocuments: a stored document whose key
+// someone wrote since (so the pinned version is no longer current, and
+// would expire) is written again by the reconcile; objects no revision pins
+// are deleted once old enough.
+func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	bigBucket(t, e, 300)
+	old := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
+	// The old index is no longer pinned; the clock of the env moves one
+	// second per reading, so age it past collectAge.
+	e.ix.now = func() time.Time { return time.Now().Add(2 * collectAge) }
+	cur := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	e.put(cur.Key, []byte("tampered"))
+	if _, err := e.ix.ReconcileBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Head(context.Background(), old.Key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the unpinned old index survived the reconcile: %v", err)
+	}
+	got, _, err := store.ReadAll(context.Background(), e.st, cur.Key, 0)
+	if err != nil || !digest.Of(got).Equal(cur.Digest) {
+		t.Errorf("the overwritten document was not written again (%v)", err)
 	}
 }

@@ -46,8 +46,34 @@ func (ix *Indexer) ReconcileBucket(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	keys := differing(snap, infos)
-	ix.log.InfoContext(ctx, "reconcile", "listed", len(infos), "differing", len(keys))
-	return ix.readOrQueue(ctx, keys, jobReconcile, false)
+	stale, err := ix.staleRenditions(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	ix.log.InfoContext(ctx, "reconcile", "listed", len(infos), "differing", len(keys), "documents_rewritten", stale)
+	var res *Result
+	if stale && len(keys) <= ix.inline {
+		var failed map[string]error
+		res, failed, err = ix.runWith(ctx, keys, runOptions{rerender: true})
+		if err = errors.Join(err, joinFailed(failed)); err != nil {
+			return res, err
+		}
+	} else if res, err = ix.readOrQueue(ctx, keys, jobReconcile, false); err != nil {
+		return res, err
+	}
+	// Rendered documents no revision pins any more.
+	if cur, _, err := catalog.Load(ctx, ix.store); err == nil {
+		n, err := ix.collectRendered(ctx, cur)
+		if err != nil {
+			return res, err
+		}
+		if n > 0 {
+			ix.log.InfoContext(ctx, "deleted rendered documents no catalog pins", "objects", n)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return res, fmt.Errorf("load catalog: %w", err)
+	}
+	return res, nil
 }
 
 // reindexCommand is the reindex payload: a full re-index where one

@@ -52,6 +52,9 @@ type runOptions struct {
 	// rebuild decides a new config as incremental indexing in write order
 	// decided it (olderDrops), as a re-index must.
 	rebuild bool
+	// rerender writes the stored documents again, trusting no pinned
+	// version (a reconcile found one no longer current).
+	rerender bool
 }
 
 func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, map[string]error, error) {
@@ -117,6 +120,7 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 			return nil, nil, nil, err
 		}
 		pr.plan.seen = pr.seen
+		rerender := o.rerender
 		var refused []rejection
 		for {
 			var d *decisions
@@ -125,11 +129,11 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				size = c.StoredSize()
 				var err error
 				d, err = apply(c, pr.plan)
-				if err != nil && (!errors.Is(err, catalog.ErrNoChange) || !ix.documentsStale(c)) {
+				if err != nil && (!errors.Is(err, catalog.ErrNoChange) || !(rerender || ix.documentsStale(c))) {
 					return err
 				}
 				// The documents are rendered from what this write publishes.
-				rendered, rerr := ix.renderDocuments(ctx, c)
+				rendered, rerr := ix.renderDocuments(ctx, c, !rerender)
 				switch {
 				case rerr != nil:
 					return rerr
