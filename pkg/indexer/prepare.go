@@ -559,6 +559,10 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared
 		pr.fail(err)
 		return
 	}
+	if err := ix.putFiles(ctx, v.files); err != nil {
+		pr.fail(err)
+		return
+	}
 	v.SourceKey = k.Key
 	pr.warn(k.Key, v.warnings)
 	pr.addClaim(&claim{target: t, source: k.Key, version: v.Version, modified: info.LastModified})
@@ -645,6 +649,7 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 			Label: "sha256-" + ce.Digest.Short(), Digest: ce.Digest, Type: ce.Type,
 			Format: externalFormat(ce, nil), SourceKey: ce.ExternalURL, Description: ce.Description,
 		}
+		pr.warn(ce.ExternalURL, excludeExternal(&cl.version, nil))
 		pr.addClaim(cl)
 		return
 	default:
@@ -683,14 +688,20 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 	switch {
 	case ce.ExternalURL != "":
 		v.SourceKey = ce.ExternalURL // not re-hosted: no blob
+		pr.warn(ce.ExternalURL, excludeExternal(&v.Version, v.warnings))
 	case ce.FilePath != "":
 		v.SourceKey = ce.FilePath
 		pr.warn(ce.FilePath, v.warnings)
 	default:
 		v.SourceKey = skillsconfig.Key
+		pr.warn(skillsconfig.Key+" "+ce.Field, v.warnings)
 	}
 	if ce.ExternalURL == "" {
 		if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
+			pr.fail(err)
+			return
+		}
+		if err := ix.putFiles(ctx, v.files); err != nil {
 			pr.fail(err)
 			return
 		}

@@ -44,6 +44,7 @@ var suite = []struct {
 	{"ReindexEqualsIncremental", testReindexEqualsIncremental},
 	{"AKeyChangedDuringTheRoundIsReadAgain", testAKeyChangedDuringTheRoundIsReadAgain},
 	{"StaleRejectionIsNotRecorded", testStaleRejectionIsNotRecorded},
+	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
 }
 
 func TestLocal(t *testing.T) {
