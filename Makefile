@@ -1,8 +1,8 @@
 # skilldrop — every entry point a developer, CI or `sam build` uses.
 #
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
-#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), and the
-#                Lambda binaries end to end under aws-lambda-rie
+#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), the official
+#                MCP conformance suite, and the Lambda binaries end to end under aws-lambda-rie
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 
@@ -53,7 +53,7 @@ run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docke
 		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 .PHONY: test
-test: test-unit fuzz test-integration e2e ## every test tier
+test: test-unit fuzz test-integration test-conformance e2e ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -70,6 +70,10 @@ fuzz: ## run each fuzz target for FUZZTIME
 test-integration: ## emulator tier: starts moto_server on 127.0.0.1:4566 unless something listens there
 	scripts/emulator.sh run $(GO) test -count=1 -tags integration ./...
 
+.PHONY: test-conformance
+test-conformance: node-tools ## the official MCP conformance suite (pinned) against `skilldrop serve` on a fixture bucket
+	$(GO) test -count=1 -tags conformance ./e2e/mcpconformance/
+
 .PHONY: bench
 bench: ## benchmarks (BENCHTIME=1s)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
@@ -80,6 +84,7 @@ lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cf
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags conformance ./...
 	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
 

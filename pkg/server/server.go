@@ -102,7 +102,7 @@ type Server struct {
 	version     string
 
 	catalog *catalogCache
-	mcp     *mcpServers
+	mcp     *mcpEndpoint
 }
 
 // New validates cfg and returns the handler.
@@ -160,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 		stale = DefaultMaxStale
 	}
 	s.catalog = newCatalogCache(s.store, every, stale, s.now, s.log)
-	s.mcp = newMCPServers(s.version, s.maxBody, s.log)
+	s.mcp = s.newMCPEndpoint()
 	return s, nil
 }
 
