@@ -268,12 +268,12 @@ func mcpBucket(t testing.TB) store.Store {
 			"assets/logo.png":         "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe",
 			"templates/empty.txt":     "",
 		})),
-		"skills/deploy-via-pr.md":                          skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
-		"skills/internal-rotate-secret/SKILL.md":           skilltest.SkillMD("internal-rotate-secret", "", "Rotate a secret."),
-		"skills/overridden.md":                             skilltest.SkillMD("overridden", "", "The frontmatter's own words."),
-		"skills/wide.zip":                                  string(skilltest.Zip(t, wide)),
+		"skills/deploy-via-pr.md":                         skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+		"skills/internal-rotate-secret/SKILL.md":          skilltest.SkillMD("internal-rotate-secret", "", "Rotate a secret."),
+		"skills/overridden.md":                            skilltest.SkillMD("overridden", "", "The frontmatter's own words."),
+		"skills/wide.zip":                                 string(skilltest.Zip(t, wide)),
 		"listings/partner-a/skills/partner-onboarding.md": skilltest.SkillMD("partner-onboarding", "", "Onboard a partner."),
-		"subagents/reviewer.md":                            skilltest.AgentMD("reviewer", "1", "Reviews."),
+		"subagents/reviewer.md":                           skilltest.AgentMD("reviewer", "1", "Reviews."),
 		"agent-skills.yaml": "version: 1\nskills:\n" +
 			"  - name: internal-rotate-secret\n    visibility: authenticated\n" +
 			"  - name: overridden\n    description: The operator's words.\n" +

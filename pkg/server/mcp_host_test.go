@@ -195,7 +195,7 @@ func TestMCPEntries(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		uri, mediaType, text string
-		blob               []byte
+		blob                 []byte
 	}{
 		{"skill://code-review/references/checklist.md", "text/markdown", "# Checklist\n\n- Tests <pass> & \"lint\" is clean\u2028\n", nil},
 		{"skill://code-review/scripts/lint.sh", "text/x-shellscript", "#!/bin/sh\nexec golangci-lint run ./...\n", nil},
