@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,9 +30,12 @@ const mcpTTLMs = 60_000
 // catalog snapshot, the advertised index URL) travels in the request's
 // context as an mcpCall, which the SDK hands on to every handler.
 type mcpEndpoint struct {
-	server  *mcp.Server
-	handler *mcp.StreamableHTTPHandler
-	indexes mcpIndexes
+	server   *mcp.Server
+	handler  *mcp.StreamableHTTPHandler
+	indexes  mcpIndexes
+	contents *contentCache
+	noFast   bool         // tests only: every request takes the SDK's way
+	fast     atomic.Int64 // requests the fast path answered
 }
 
 // mcpCall is what Server.ServeHTTP judged about one MCP request.
@@ -100,7 +104,8 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 		}
 	}
 	return &mcpEndpoint{
-		server: srv,
+		server:   srv,
+		contents: newContentCache(),
 		handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 			Stateless:    true,
 			JSONResponse: true,
@@ -185,6 +190,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 			return
 		}
 		call.indexURL = discovery.Origin(base) + discovery.IndexPath
+	}
+	if s.fastAnswer(r.Context(), w, r, body, call) {
+		return
 	}
 	r2 := r.WithContext(context.WithValue(r.Context(), mcpCallKey{}, call))
 	r2.Body = io.NopCloser(bytes.NewReader(body))
