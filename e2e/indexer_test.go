@@ -232,6 +232,9 @@ func sortedResult(r *indexer.Result) *indexer.Result {
 func loadCatalog(t testing.TB, st store.Store) *catalog.Catalog {
 	t.Helper()
 	c, _, err := catalog.Load(context.Background(), st)
+	if err == nil {
+		err = c.LoadHistories()
+	}
 	if err != nil {
 		t.Fatalf("load the catalog: %v", err)
 	}

@@ -27,15 +27,13 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
-
-// version is set at build time (-ldflags "-X main.version=…").
-var version = "dev"
 
 // settings is what the environment configures.
 type settings struct {
@@ -85,7 +83,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithAppID(buildinfo.AppID()))
 	if err != nil {
 		fail("load AWS configuration", err)
 	}
@@ -108,7 +106,7 @@ func main() {
 		Auditor:       obs.NewAuditor(logger),
 		Logger:        logger,
 		PublicBaseURL: s.baseURL,
-		Version:       version,
+		Version:       buildinfo.Version(),
 	})
 	if err != nil {
 		fail("configuration", err)

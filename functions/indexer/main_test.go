@@ -19,8 +19,8 @@ func TestParseEnv(t *testing.T) {
 		{"every setting", map[string]string{
 			"SKILLDROP_BUCKET": "b", "SKILLDROP_METRIC_NAMESPACE": "Team/Skills", "SKILLDROP_LOG_LEVEL": "debug",
 			"SKILLDROP_MAX_ARTIFACT_BYTES": "1048576", "SKILLDROP_MAX_ENTRIES": "50", "SKILLDROP_MAX_EXPANDED_BYTES": "2097152",
-			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5",
-		}, settings{bucket: "b", namespace: "Team/Skills", level: slog.LevelDebug, limits: archive.Limits{
+			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5", "SKILLDROP_QUEUE_URL": "http://127.0.0.1:4566/000000000000/q",
+		}, settings{bucket: "b", namespace: "Team/Skills", queueURL: "http://127.0.0.1:4566/000000000000/q", level: slog.LevelDebug, limits: archive.Limits{
 			MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
 		}}, ""},
 		{"no bucket", map[string]string{}, settings{}, "SKILLDROP_BUCKET"},

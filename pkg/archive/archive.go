@@ -29,6 +29,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -221,7 +222,7 @@ func (v *validator) runGuarded(f Format) (res *Result, err error) {
 }
 
 func tooLarge(size, limit int64) *Error {
-	return fail(CodeTooLarge, "", "the archive is %d bytes, more than max_artifact_bytes (%d)", size, limit)
+	return fail(CodeTooLarge, "", "the archive is larger than max_artifact_bytes: %s", bytesize.Exceeds(size, limit))
 }
 
 // Stable error codes. Errors from the root SKILL.md carry pkg/skillmd's codes

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -118,7 +119,7 @@ func (v *validator) countEntry(raw string) *Error {
 func (v *validator) addMeta(entry string, n int64) *Error {
 	v.meta += n
 	if v.meta > v.lim.MaxMetadataBytes {
-		return fail(CodeMetadataTooLarge, entry, "archive metadata exceeds max_metadata_bytes (%d)", v.lim.MaxMetadataBytes)
+		return fail(CodeMetadataTooLarge, entry, "archive metadata exceeds max_metadata_bytes (%s)", bytesize.Format(v.lim.MaxMetadataBytes))
 	}
 	return nil
 }
@@ -126,9 +127,9 @@ func (v *validator) addMeta(entry string, n int64) *Error {
 // capError reports content beyond the binding content cap.
 func (v *validator) capError(entry string) *Error {
 	if v.capCode == CodeRatioExceeded {
-		return fail(CodeRatioExceeded, entry, "content exceeds max_decompression_ratio (%g) × the archive's %d bytes", v.lim.MaxRatio, len(v.data))
+		return fail(CodeRatioExceeded, entry, "content exceeds max_decompression_ratio (%g) × the archive's %s", v.lim.MaxRatio, bytesize.Format(int64(len(v.data))))
 	}
-	return fail(CodeExpandedTooLarge, entry, "content exceeds max_expanded_bytes (%d)", v.lim.MaxExpandedBytes)
+	return fail(CodeExpandedTooLarge, entry, "content exceeds max_expanded_bytes (%s)", bytesize.Format(v.lim.MaxExpandedBytes))
 }
 
 // readContent reads one entry's content to its end, counting every byte

@@ -18,11 +18,9 @@ const (
 	MCPMaxTotalBytes = 16 << 20
 )
 
-// A skill-md skill is one file, served over MCP under this path.
-const (
-	SkillFile      = "SKILL.md"
-	SkillMediaType = "text/markdown"
-)
+// SkillMediaType is the media type of a SKILL.md (a skill-md skill is that
+// one file, SkillFile).
+const SkillMediaType = "text/markdown"
 
 // MCPWarning is the status-document warning for a skill that is not served
 // over MCP for the reason given.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -159,7 +160,7 @@ func CheckSize(size int64, lim archive.Limits) error {
 		return wrap(err)
 	}
 	if size > eff.MaxArtifactBytes {
-		return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the artifact is %d bytes, more than max_artifact_bytes (%d)", size, eff.MaxArtifactBytes)}
+		return &Error{Code: CodeTooLarge, Msg: "the artifact is larger than max_artifact_bytes: " + bytesize.Exceeds(size, eff.MaxArtifactBytes)}
 	}
 	return nil
 }

@@ -72,11 +72,11 @@ func testFilesArePinnedForMCP(t *testing.T, mk envMaker) {
 func TestExternalEntriesAreNotServedOverMCP(t *testing.T) {
 	doc := skillDoc("ext", "4", "Fetched.")
 	srv, _ := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(doc) })
-	e := newEnv(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := newEnv(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	pinned := "https://skills.example.com/pinned.md"
 	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n"+
 		"  - name: pinned\n    type: skill-md\n    url: %s\n    description: Pinned.\n    digest: %s\n", srv.URL, pinned, digest.Of(doc)))
-	for _, tc := range []struct{ name, key string }{{"ext", srv.URL + "/ext.md"}, {"pinned", pinned}} {
+	for _, tc := range []struct{ name, key string }{{"ext", "agent-skills.yaml skills[0] (ext)"}, {"pinned", "agent-skills.yaml skills[1] (pinned)"}} {
 		if v := e.live(catalog.KindSkill, tc.name).LatestVersion(); v.MCPExcluded != mcpExternal {
 			t.Errorf("%s: excluded %q", tc.name, v.MCPExcluded)
 		}

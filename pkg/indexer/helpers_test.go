@@ -125,6 +125,9 @@ func (e *env) catalog() *catalog.Catalog {
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.New()
 	}
+	if err == nil {
+		err = c.LoadHistories()
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -212,6 +215,9 @@ func consistent(t testing.TB, st store.Store) {
 	c, _, err := catalog.Load(ctx, st)
 	if errors.Is(err, store.ErrNotFound) {
 		return
+	}
+	if err == nil {
+		err = c.LoadHistories()
 	}
 	if err != nil {
 		t.Fatalf("catalog unreadable: %v", err)

@@ -99,27 +99,7 @@ func rejectionOf(err error, key string) (code, msg string) {
 }
 
 // besideWarning is the status warning for a file beside a SKILL.md.
-func besideWarning(k artifact.Key) string {
-	folder := "skills/" + k.Name
-	if k.Listing != "" {
-		folder = "listings/" + k.Listing + "/" + folder
-	}
-	return "ignored: a skill folder publishes only its SKILL.md (" + folder + "/SKILL.md); " +
-		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
-}
-
-// hidden reports whether a path element of key starts with a dot: .DS_Store,
-// AppleDouble "._x.md" files and .gitkeep that folder uploads bring along.
-// They are ignored, neither published nor refused, as the local directory
-// store hides them and `skilldrop publish` leaves them out of an archive.
-func hidden(key string) bool {
-	for elem := range strings.SplitSeq(key, "/") {
-		if strings.HasPrefix(elem, ".") && elem != "." && elem != ".." {
-			return true
-		}
-	}
-	return false
-}
+func besideWarning(k artifact.Key) string { return artifact.BesideWarning(k) }
 
 // The forms the bucket contract accepts, for the messages of keys that
 // miss them.
@@ -140,17 +120,17 @@ func contractMiss(key string) (code, msg, warning string) {
 	switch {
 	case strings.HasSuffix(key, "/"):
 		return "", "", "" // a folder marker, as the S3 console creates
-	case strings.HasPrefix(key, "skills/"):
-		return skillMiss("skills/", key[len("skills/"):])
-	case strings.HasPrefix(key, "listings/"):
-		listing, rest, _ := strings.Cut(key[len("listings/"):], "/")
-		if r, ok := strings.CutPrefix(rest, "skills/"); ok {
-			return skillMiss("listings/"+listing+"/skills/", r)
+	case strings.HasPrefix(key, artifact.SkillsPrefix):
+		return skillMiss(artifact.SkillsPrefix, key[len(artifact.SkillsPrefix):])
+	case strings.HasPrefix(key, artifact.ListingsPrefix):
+		listing, rest, _ := strings.Cut(key[len(artifact.ListingsPrefix):], "/")
+		if r, ok := strings.CutPrefix(rest, artifact.SkillsPrefix); ok {
+			return skillMiss(artifact.ListingPrefix(listing)+artifact.SkillsPrefix, r)
 		}
 		return artifact.CodeUnsupportedFile, "not a listing key: want listings/<listing>/skills/ followed by " + skillForms + " (" + nameRule + ")", ""
-	case strings.HasPrefix(key, "subagents/"):
-		if folder, _, inFolder := strings.Cut(key[len("subagents/"):], "/"); inFolder {
-			return "", "", "ignored: a sub-agent folder publishes only its agent.md (subagents/" + folder + "/agent.md)"
+	case strings.HasPrefix(key, artifact.SubagentsPrefix):
+		if folder, _, inFolder := strings.Cut(key[len(artifact.SubagentsPrefix):], "/"); inFolder {
+			return "", "", artifact.SubagentBesideWarning(folder)
 		}
 		return artifact.CodeUnsupportedFile, "not a sub-agent key: want " + subagentForms + " (" + nameRule + ")", ""
 	}

@@ -36,6 +36,7 @@ var suite = []struct {
 	{"ADifferentFetchFailureIsNews", testADifferentFetchFailureIsNews},
 	{"ExternalFetchFollowsOnlyHTTPSRedirects", testExternalFetchFollowsOnlyHTTPSRedirects},
 	{"PinnedExternalEntryIsNeverFetched", testPinnedExternalEntryIsNeverFetched},
+	{"ExternalURLCannotReachInside", testExternalURLCannotReachInside},
 	{"ConfigRedeliveryWritesNothing", testConfigRedeliveryWritesNothing},
 	{"HandleEventShapes", testHandleEventShapes},
 	{"HandleIgnoresWhatIsNotAHint", testHandleIgnoresWhatIsNotAHint},

@@ -4,8 +4,9 @@
 // event response, base64-encoding every body that is not plain text.
 //
 // What API Gateway itself vouches for (the domain the client addressed, its
-// request id) travels in the request's context (FromContext), never in a
-// header, so a client cannot forge it by sending one.
+// request id) travels in the request's context as vouch.Facts, never in a
+// header, so a client cannot forge it by sending one, and the handler learns
+// it without knowing API Gateway.
 package lambdahttp
 
 import (
@@ -23,6 +24,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
 // MaxResponseBytes is the function's response limit, and the one place it
@@ -40,35 +43,6 @@ const envelopeReserve = 64 << 10
 // of MaxResponseBytes: a text body as a JSON string (JSONStringLen), any
 // other as base64. Its headers count towards it as well.
 const MaxEncodedBody = MaxResponseBytes - envelopeReserve
-
-// Gateway is what API Gateway reports about a request.
-type Gateway struct {
-	// DomainName is the host the client addressed: the execute-api domain or
-	// the custom domain mapped to the API.
-	DomainName string
-	// RequestID is API Gateway's id of the request (the apigw-requestid
-	// response header and the access-log id).
-	RequestID string
-	// Stage is the API stage ("$default" at an origin root).
-	Stage string
-	// SourceIP is the client address API Gateway saw.
-	SourceIP string
-}
-
-type gatewayKey struct{}
-
-// FromContext returns the Gateway of a request served by an Adapter. ok is
-// false for requests that did not come through API Gateway.
-func FromContext(ctx context.Context) (g Gateway, ok bool) {
-	g, ok = ctx.Value(gatewayKey{}).(Gateway)
-	return g, ok
-}
-
-// NewContext returns ctx carrying g, as an Adapter does; for tests of
-// handlers that read FromContext.
-func NewContext(ctx context.Context, g Gateway) context.Context {
-	return context.WithValue(ctx, gatewayKey{}, g)
-}
 
 // Adapter serves an http.Handler as an API Gateway HTTP API (payload 2.0)
 // Lambda handler. It is safe for concurrent use.
@@ -127,7 +101,8 @@ func (a *Adapter) bodyBudget() int {
 
 // Request converts an event into the request a handler sees: method, path
 // and raw query, headers (cookies as one Cookie header), the decoded body,
-// Host, RemoteAddr, and a context carrying the Gateway.
+// Host, RemoteAddr (the source IP API Gateway saw), and a context carrying
+// the vouch.Facts of the request context (its request id and domain name).
 //
 // HTTP APIs deliver rawPath percent-decoded while other integrations keep
 // it encoded; the path is taken as a request-target and only characters
@@ -161,13 +136,8 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 			body = []byte(ev.Body)
 		}
 	}
-	g := Gateway{
-		DomainName: ev.RequestContext.DomainName,
-		RequestID:  ev.RequestContext.RequestID,
-		Stage:      ev.RequestContext.Stage,
-		SourceIP:   ev.RequestContext.HTTP.SourceIP,
-	}
-	req, err := http.NewRequestWithContext(NewContext(ctx, g), method, u.String(), bytes.NewReader(body))
+	facts := vouch.Facts{RequestID: ev.RequestContext.RequestID, Domain: ev.RequestContext.DomainName}
+	req, err := http.NewRequestWithContext(vouch.NewContext(ctx, facts), method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("event request: %w", err)
 	}
@@ -181,7 +151,7 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 	}
 	req.Host = req.Header.Get("Host")
 	if req.Host == "" {
-		req.Host = g.DomainName
+		req.Host = facts.Domain
 	}
 	req.Header.Del("Host") // net/http keeps Host only in req.Host
 	req.ContentLength = int64(len(body))
@@ -193,7 +163,7 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 			req.Proto, req.ProtoMajor, req.ProtoMinor = p, major, minor
 		}
 	}
-	req.RemoteAddr = g.SourceIP
+	req.RemoteAddr = ev.RequestContext.HTTP.SourceIP
 	return req, nil
 }
 

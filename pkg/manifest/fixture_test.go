@@ -169,7 +169,7 @@ func get(t testing.TB, f *Feed, target string) Result {
 	if err != nil {
 		t.Fatalf("parse %q: %v", target, err)
 	}
-	res, err := f.Resolve(u.Path, u.Query())
+	res, err := f.Resolve(t.Context(), u.Path, u.Query())
 	if err != nil {
 		t.Fatalf("Resolve(%q): %v", target, err)
 	}

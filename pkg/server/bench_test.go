@@ -206,7 +206,7 @@ func BenchmarkNativePage(b *testing.B) {
 // BenchmarkNativeIdentity: a per-item document, rendered per request.
 func BenchmarkNativeIdentity(b *testing.B) {
 	benchNative(b, "/skills/v1/skill-0501/index.json", func(f *manifest.Feed) any {
-		doc, _ := f.Identity(catalog.KindSkill, "skill-0501")
+		doc, _, _ := f.Identity(context.Background(), catalog.KindSkill, "skill-0501")
 		return doc
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"sync"
@@ -122,7 +121,7 @@ func (c *catalogCache) reload(ctx context.Context) (*snapshot, error) {
 		c.cur, c.good, c.err = next, now, nil
 	case cur != nil && c.maxStale >= 0 && now.Sub(c.good) <= c.maxStale:
 		c.log.Warn("catalog revalidation failed; serving the last good catalog",
-			"error", err, "revision", cur.view.Catalog().Revision, "age_s", now.Sub(c.good).Seconds())
+			"error", err, "revision", cur.view.Revision(), "age_s", now.Sub(c.good).Seconds())
 		c.err = nil
 	default:
 		c.err = err
@@ -132,30 +131,22 @@ func (c *catalogCache) reload(ctx context.Context) (*snapshot, error) {
 
 // read returns cur when the store still holds it, else the new catalog.
 func (c *catalogCache) read(ctx context.Context, cur *snapshot) (*snapshot, error) {
-	opts := store.GetOptions{}
+	etag := ""
 	if cur != nil {
-		opts.IfNoneMatch = cur.view.ETag()
+		etag = cur.view.ETag()
 	}
-	obj, err := c.store.Get(ctx, catalog.Key, opts)
+	h, err := catalog.ReadHead(ctx, c.store, etag)
 	switch {
 	case errors.Is(err, store.ErrNotModified) && cur != nil:
 		return cur, nil
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
+		return nil, err
 	}
-	defer func() { _ = obj.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(obj.Body, catalog.MaxDocumentBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
-	}
-	if len(b) > catalog.MaxDocumentBytes {
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, store.ErrTooLarge)
-	}
-	cat, err := catalog.Decode(b)
+	v, err := h.View(ctx, c.store)
 	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(catalog.Compile(cat, obj.ETag)), nil
+	return newSnapshot(v), nil
 }
 
 // maxRenders bounds the rendered documents one snapshot keeps. Keys include

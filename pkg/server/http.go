@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
 // Stable error codes of the JSON error bodies.
@@ -73,8 +73,8 @@ func artifactCacheControl(e *catalog.Entry) string {
 // never hands one origin's URLs to a request for another.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	id := ""
-	if g, ok := lambdahttp.FromContext(r.Context()); ok {
-		id = g.RequestID
+	if v, ok := vouch.FromContext(r.Context()); ok {
+		id = v.RequestID
 	}
 	if id == "" {
 		id = newRequestID()
@@ -85,7 +85,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	h.Set("Access-Control-Expose-Headers", "ETag, WWW-Authenticate, X-Request-Id, Mcp-Session-Id")
 	vary := "Authorization"
 	if s.base == nil {
-		if g, ok := lambdahttp.FromContext(r.Context()); !ok || g.DomainName == "" {
+		if v, ok := vouch.FromContext(r.Context()); !ok || v.Domain == "" {
 			if s.trustFwd {
 				vary += ", X-Forwarded-Host, X-Forwarded-Proto"
 			}
@@ -374,19 +374,20 @@ var errNoBaseURL = errors.New("no public base URL: configure SKILLDROP_PUBLIC_BA
 var errBadHost = errors.New("the request names no valid host")
 
 // BaseURL is the public origin of a request, the same for every surface:
-// the configured base URL; else the domain API Gateway received the request
-// on (from the request context, where a client header cannot reach), with
-// https; else, when trusted, X-Forwarded-Host and X-Forwarded-Proto; else,
-// for local serving only, the Host header.
+// the configured base URL; else the domain the platform (API Gateway)
+// vouches the request came in on (vouch.Facts in the request context, where
+// a client header cannot reach), with https; else, when trusted,
+// X-Forwarded-Host and X-Forwarded-Proto; else, for local serving only, the
+// Host header.
 func (s *Server) BaseURL(r *http.Request) (*url.URL, error) {
 	if s.base != nil {
 		return s.base, nil
 	}
-	if g, ok := lambdahttp.FromContext(r.Context()); ok && g.DomainName != "" {
-		if !validHost(g.DomainName) {
-			return nil, fmt.Errorf("API Gateway domain name %q is not a host", clip(g.DomainName))
+	if v, ok := vouch.FromContext(r.Context()); ok && v.Domain != "" {
+		if !validHost(v.Domain) {
+			return nil, fmt.Errorf("the platform's domain name %q is not a host", clip(v.Domain))
 		}
-		return &url.URL{Scheme: "https", Host: strings.ToLower(g.DomainName)}, nil
+		return &url.URL{Scheme: "https", Host: strings.ToLower(v.Domain)}, nil
 	}
 	scheme := "http"
 	if r.TLS != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // skillsExtension is the identifier of MCP's Skills extension (SEP-2640).
@@ -89,7 +90,7 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 	// Every file of every served skill is a skill:// resource, read through
 	// one template whose handler looks the URI up in the caller's index.
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{
-		URITemplate: skillScheme + "{+path}",
+		URITemplate: skillPrefix + "{+path}",
 		Name:        "skill-file",
 		Description: "A file of a skill this server publishes (MCP Skills extension); skills/list names every one.",
 	}, s.readSkillFile)
@@ -189,7 +190,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 		if !ok {
 			return
 		}
-		call.indexURL = discovery.Origin(base) + discovery.IndexPath
+		call.indexURL = discovery.Origin(base) + routes.RFCIndex
 	}
 	if s.fastAnswer(r.Context(), w, r, body, call) {
 		return

@@ -28,9 +28,11 @@ func TestMCPAsAHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"skills/wide.zip", "https://cdn.example.org/elsewhere.md"} {
+	// A drop's warnings are under its key; an external entry's under the
+	// entry, as its rejections name it.
+	for _, key := range []string{"skills/wide.zip", "agent-skills.yaml skills[2] (elsewhere)"} {
 		if w := status.Warnings[key]; len(w) == 0 || !strings.HasPrefix(w[len(w)-1], "not served over MCP: ") {
-			t.Fatalf("status warnings for %s: %q", key, w)
+			t.Fatalf("status warnings for %s: %q (all: %q)", key, w, status.Warnings)
 		}
 	}
 	h := newHarness(t, st)

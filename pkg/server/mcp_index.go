@@ -14,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // directoryType is the media type of a directory resource (SEP-2640).
@@ -102,8 +103,8 @@ func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
 		if ver == nil {
 			return
 		}
-		root := skillRoot(listing, e.Name)
-		sk := &mcpSkill{uri: fileURI(root, artifact.SkillFile), entry: e, ver: ver}
+		root := routes.SkillDir(listing, e.Name)
+		sk := &mcpSkill{uri: routes.SkillURI(listing, e.Name, artifact.SkillFile), entry: e, ver: ver}
 		entry := skillEntry{URI: sk.uri, Resources: make([]skillResource, 0, len(ver.Files))}
 		var fm bytes.Buffer
 		if json.Compact(&fm, ver.Frontmatter) != nil {
@@ -111,10 +112,10 @@ func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
 		}
 		entry.Frontmatter = fm.Bytes()
 		if listing != "" {
-			child(listingRoot(listing), &mcp.Resource{URI: root, Name: e.Name, MIMEType: directoryType})
+			child(listingDir(listing), &mcp.Resource{URI: root, Name: e.Name, MIMEType: directoryType})
 		}
 		for _, f := range ver.Files {
-			uri := fileURI(root, f.Path)
+			uri := routes.SkillURI(listing, e.Name, f.Path)
 			entry.Resources = append(entry.Resources, skillResource{URI: uri, Digest: f.Digest, Size: f.Size})
 			r := &mcp.Resource{URI: uri, Name: path.Base(f.Path), MIMEType: f.MediaType, Size: f.Size}
 			if f.Path == artifact.SkillFile {
@@ -126,7 +127,7 @@ func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
 			// Every directory on the way is a directory resource of its parent.
 			dir, elems := root, strings.Split(f.Path, "/")
 			for i, elem := range elems[:len(elems)-1] {
-				sub := fileURI(root, strings.Join(elems[:i+1], "/"))
+				sub := routes.SkillURI(listing, e.Name, strings.Join(elems[:i+1], "/"))
 				child(dir, &mcp.Resource{URI: sub, Name: elem, MIMEType: directoryType})
 				dir = sub
 			}
@@ -196,7 +197,7 @@ func (c *mcpIndexes) get(view *catalog.View, authenticated bool) *mcpIndex {
 	c.mu.Lock()
 	switch {
 	case c.view == view:
-	case c.view != nil && view.Catalog().Revision < c.view.Catalog().Revision:
+	case c.view != nil && view.Revision() < c.view.Revision():
 		c.mu.Unlock()
 		return buildMCPIndex(view, authenticated)
 	default:

@@ -38,7 +38,7 @@ func decodeCursor(c string) (string, error) {
 		return "", errBadCursor
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !utf8.Valid(b) || !strings.HasPrefix(string(b), skillScheme) {
+	if err != nil || !utf8.Valid(b) || !strings.HasPrefix(string(b), skillPrefix) {
 		return "", errBadCursor
 	}
 	return string(b), nil

@@ -70,7 +70,7 @@ func TestMCPTamperedFileIsNeverServed(t *testing.T) {
 				l["expected_digest"] != digest.Of(orig).String() || l["observed_digest"] != tc.observed || l["hostname"] != "skills.example.com" {
 				t.Errorf("audit line %v", l)
 			}
-			want := obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: "code-review"}
+			want := obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: "code-review", N: 1}
 			if h.metrics.Total(obs.DigestMismatch) != len(revisions) || !containsSample(h.metrics.Samples(), want) {
 				t.Errorf("metrics %v", h.metrics.Samples())
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // serveNative answers the native feed (/manifest.json, /skills/v1/…,
@@ -43,7 +45,7 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return
 	}
-	doc, res, err := snap.native(p, query, rq.authenticated, base)
+	doc, res, err := snap.native(r.Context(), p, query, rq.authenticated, base)
 	if err != nil {
 		nativeUnavailable(w, r, rq, err)
 		return
@@ -94,7 +96,7 @@ func versionedCacheControl(e *catalog.Entry) string {
 }
 
 // searchPaths take a query string; everywhere else it is ignored.
-var searchPaths = map[string]bool{"/api/v1/skills": true, "/api/v1/subagents": true}
+var searchPaths = map[string]bool{routes.SkillAPI: true, routes.SubagentAPI: true}
 
 // checkUpdatesKind tells the check-updates routes, and which collection
 // each answers from.
@@ -201,20 +203,21 @@ type pageSet struct {
 // when the answer is a document (kept for the snapshot when it is the
 // root, an index or an advertised page), else res says what it is. err is
 // Resolve's: the feed cannot answer at all.
-func (s *snapshot) native(path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
+func (s *snapshot) native(ctx context.Context, path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
 	if !s.keepsNative(path, authenticated) {
-		return resolveNative(s.view, path, query, authenticated, base, oneShotLevel)
+		return resolveNative(ctx, s.view, path, query, authenticated, base, oneShotLevel)
 	}
-	// Kept documents (the root, indexes, pages) read no query.
+	// Kept documents (the root, indexes, pages) read no query and no
+	// history, and outlive the request that renders them first.
 	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+		doc, res, err := resolveNative(context.WithoutCancel(ctx), s.view, path, nil, authenticated, base, keptLevel)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
-	res, err := manifest.Resolve(v, authenticated, base, path, query)
+func resolveNative(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
+	res, err := manifest.Resolve(ctx, v, authenticated, base, path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
 	}
@@ -223,8 +226,8 @@ func resolveNative(v *catalog.View, path string, query url.Values, authenticated
 
 // Collection roots of the native feed.
 const (
-	skillsRoot    = "/skills/" + manifest.APIVersion + "/"
-	subagentsRoot = "/subagents/" + manifest.APIVersion + "/"
+	skillsRoot    = routes.SkillFeed + "/"
+	subagentsRoot = routes.SubagentFeed + "/"
 )
 
 // keepsNative reports whether path names a document the snapshot keeps:
@@ -233,7 +236,7 @@ const (
 // unbounded, so they are rendered per request.
 func (s *snapshot) keepsNative(path string, authenticated bool) bool {
 	switch path {
-	case manifestPath, skillsRoot + "index.json", subagentsRoot + "index.json":
+	case routes.Manifest, skillsRoot + "index.json", subagentsRoot + "index.json":
 		return true
 	}
 	switch {

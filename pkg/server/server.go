@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
-	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/obs"
-	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -75,7 +75,7 @@ type Config struct {
 	// MaxStale is DefaultMaxStale when zero; negative never serves stale.
 	MaxStale time.Duration
 	// MaxArtifactBytes bounds what is buffered for one artifact
-	// (skillsconfig.DefaultMaxArtifactBytes when zero).
+	// (archive.DefaultMaxArtifactBytes when zero).
 	MaxArtifactBytes int64
 	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero);
 	// check-updates bodies are capped at manifest.MaxCheckUpdatesBody too.
@@ -140,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 		s.auditor = obs.NewAuditor(s.log)
 	}
 	if s.maxArtifact <= 0 {
-		s.maxArtifact = skillsconfig.DefaultMaxArtifactBytes
+		s.maxArtifact = archive.DefaultMaxArtifactBytes
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -189,17 +189,11 @@ const (
 	allowPost = "OPTIONS, POST"
 )
 
-// The route prefixes of the native feed and its API (serveNative).
-var nativePrefixes = []string{"/skills/v1/", "/subagents/v1/", "/api/v1/"}
-
-const (
-	mcpPath      = "/mcp"
-	manifestPath = "/manifest.json"
-)
-
 // ServeHTTP implements http.Handler. The order matters: the credential is
 // judged first, so an invalid key gets the same 401 on every path and
-// learns nothing about what exists; then the path is vetted; then routed.
+// learns nothing about what exists; then the path is vetted; then routed,
+// by the URL table (routes.Lookup) and nothing else, so every path the
+// server answers is one agent-skills.yaml cannot take.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rq := s.begin(w, r)
@@ -225,39 +219,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
-	p := r.URL.Path
-	_, checkUpdates := checkUpdatesKind(p)
-	postRoute := p == mcpPath || checkUpdates
+	route := routes.Lookup(r.URL.Path)
 	if r.Method == http.MethodOptions {
 		allow := allowRead
-		if postRoute {
+		if route.Post {
 			allow = allowPost
 		}
 		preflight(sw, allow)
 		return
 	}
 
-	switch {
-	case p == mcpPath:
+	switch route.Surface {
+	case routes.SurfaceMCP:
 		s.serveMCP(sw, r, rq)
-	case p == manifestPath || hasAnyPrefix(p, nativePrefixes):
+	case routes.SurfaceNative:
 		s.serveNative(sw, r, rq)
-	default:
-		if listing, ok := discovery.ParseIndexPath(p); ok {
-			s.serveIndex(sw, r, rq, listing)
-			return
-		}
+	case routes.SurfaceIndex: // the seed-style and the path-prefix spelling of an index alike
+		s.serveIndex(sw, r, rq, route.Listing)
+	case routes.SurfaceArtifact:
 		s.servePath(sw, r, rq)
+	default: // a namespace that is never served
+		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
-}
-
-func hasAnyPrefix(p string, prefixes []string) bool {
-	for _, pre := range prefixes {
-		if strings.HasPrefix(p, pre) {
-			return true
-		}
-	}
-	return false
 }
 
 // readBody reads the request body, at most limit bytes. When it cannot, it
@@ -288,7 +271,9 @@ func readMethod(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// serveIndex answers the top-level index (listing "") or a listing's.
+// serveIndex answers the top-level index (listing "") or a listing's, at
+// whichever of the listing's paths it was asked for: one document, one
+// ETag, the same visibility.
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request, listing string) {
 	if !readMethod(w, r) {
 		return

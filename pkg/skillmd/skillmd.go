@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // Limits of the Agent Skills specification and of skilldrop.
@@ -57,9 +59,14 @@ func fail(code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// reservedNames collide with the service's own routes (/skills/v1/…,
-// /api/v1/skills/check-updates, …/latest).
-var reservedNames = map[string]bool{"v1": true, "check-updates": true, "latest": true}
+// reservedNames collide with the service's own routes (routes.ReservedNames).
+var reservedNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range routes.ReservedNames {
+		m[n] = true
+	}
+	return m
+}()
 
 // ValidateName checks a skill or sub-agent name: 1–64 characters of a-z, 0-9
 // and '-', no leading, trailing or doubled hyphen, not reserved.
@@ -105,7 +112,7 @@ func ValidateVersion(v string) error {
 		// ".", ".." or a leading dot or sign would be resolved away or hidden.
 		return fail(CodeInvalidVersion, "version", "%q must start with a letter or digit", clip(v))
 	}
-	if strings.EqualFold(v, "latest") {
+	if strings.EqualFold(v, routes.Latest) {
 		return fail(CodeReservedVersion, "version", "%q is reserved: it names the newest version", v)
 	}
 	return nil
