@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -19,35 +20,20 @@ const filePuts = 8
 // blob (catalog.BlobKey of its digest), create-only like the artifacts, so
 // the request path can re-hash one file without reading an archive. A blob
 // that exists already holds these very bytes and is not written again;
-// files sharing a digest are written once. Every file is tried; the error
-// joins the failures.
+// files sharing a digest are written once.
 func (ix *Indexer) putFiles(ctx context.Context, files []archive.File) error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, filePuts)
-		seen = map[string]bool{}
-	)
+	var g errgroup.Group
+	g.SetLimit(filePuts)
+	seen := map[string]bool{}
 	for _, f := range files {
 		key := catalog.BlobKey(f.Digest)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := ix.putContent(ctx, key, f); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
+		g.Go(func() error { return ix.putContent(ctx, key, f) })
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g.Wait()
 }
 
 func (ix *Indexer) putContent(ctx context.Context, key string, f archive.File) error {
