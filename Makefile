@@ -3,7 +3,8 @@
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
 #   make cli     the operator CLI alone (bin/skilldrop)
 #   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), the
-#                Lambda binaries end to end under aws-lambda-rie, and real clients (the skills CLI)
+#                Lambda binaries end to end under aws-lambda-rie, and real clients (the skills CLI and the
+#                official MCP conformance suite)
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 
@@ -73,7 +74,7 @@ run-dir:
 	else mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR) && echo "copied examples/bucket to $(RUN_DIR)"; fi
 
 .PHONY: test
-test: test-unit fuzz test-integration e2e test-clients ## every test tier
+test: test-unit fuzz test-integration e2e test-clients test-conformance ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -101,6 +102,7 @@ lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cf
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags e2e ./...
 	$(GO) vet -tags clients ./...
+	$(GO) vet -tags conformance ./...
 	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
 
@@ -157,6 +159,12 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 .PHONY: test-clients
 test-clients: node-tools ## real clients against skilldrop serve: the skills CLI installs and updates skills
 	$(GO) test -count=1 -tags clients -run '^TestClient' ./cmd/skilldrop/
+
+# The official MCP conformance suite against `skilldrop serve` on a fixture bucket (e2e/mcpconformance, build
+# tag conformance; the test builds the CLI itself): any FAILURE but the diagnostic-tool checks it names fails.
+.PHONY: test-conformance
+test-conformance: node-tools ## the official MCP conformance suite (pinned) against skilldrop serve
+	$(GO) test -count=1 -tags conformance ./e2e/mcpconformance/
 
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)

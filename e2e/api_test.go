@@ -401,7 +401,11 @@ func TestAPIThroughTheRuntimeAPI(t *testing.T) {
 			ID     int `json:"id"`
 			Result struct {
 				Capabilities struct {
-					Experimental map[string]any `json:"experimental"`
+					Experimental struct {
+						AgentSkillsURL struct {
+							URL string `json:"url"`
+						} `json:"agentSkillsUrl"`
+					} `json:"experimental"`
 				} `json:"capabilities"`
 				ServerInfo struct {
 					Name    string `json:"name"`
@@ -412,7 +416,7 @@ func TestAPIThroughTheRuntimeAPI(t *testing.T) {
 		if a.StatusCode != http.StatusOK || json.Unmarshal(a.body, &rpc) != nil {
 			t.Fatalf("status %d, body %s", a.StatusCode, clip(a.body))
 		}
-		if got, want := rpc.Result.Capabilities.Experimental["agentSkillsUrl"], gatewayOrigin+indexPath; got != want || rpc.ID != 1 || rpc.Result.ServerInfo.Name != "skilldrop" {
+		if got, want := rpc.Result.Capabilities.Experimental.AgentSkillsURL.URL, gatewayOrigin+indexPath; got != want || rpc.ID != 1 || rpc.Result.ServerInfo.Name != "skilldrop" {
 			t.Errorf("id %d, server %q, agentSkillsUrl %v; want 1, skilldrop, %s", rpc.ID, rpc.Result.ServerInfo.Name, got, want)
 		}
 		if v := rpc.Result.ServerInfo.Version; v != buildinfo.Version() || v == "" {

@@ -16,7 +16,9 @@
 // entry concerned.
 //
 // An accepted archive has a valid SKILL.md at its root; Validate returns its
-// parsed frontmatter, the entry list and the digest of the archive's bytes.
+// parsed frontmatter, the entry list, every regular file with its digest,
+// size, media type and content (read once, while validating), and the
+// digest of the archive's bytes.
 package archive
 
 import (
@@ -173,6 +175,9 @@ type Result struct {
 	Skill  *skillmd.Skill
 	// Entries in archive order.
 	Entries []Entry
+	// Files are the regular files (tar hard links included), in path
+	// order, with their digests, media types and content.
+	Files []File
 	// ExpandedBytes is the file content read; MetadataBytes the metadata
 	// counted against MaxMetadataBytes.
 	ExpandedBytes int64

@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -40,7 +39,10 @@ type validator struct {
 	reg     *registry
 	buf     []byte
 
-	skill      bytes.Buffer // the root SKILL.md's content
+	files  []File         // the regular files read so far
+	byPath map[string]int // index in files by registry key, for hard links
+
+	skill      []byte // the root SKILL.md's content
 	foundSkill bool
 }
 
@@ -73,6 +75,7 @@ func (v *validator) run(want Format) (*Result, error) {
 	}
 	v.buf = make([]byte, copyBufSize)
 	v.reg = newRegistry(64)
+	v.byPath = map[string]int{}
 	var err error
 	switch want {
 	case FormatZip:
@@ -98,6 +101,7 @@ func (v *validator) run(want Format) (*Result, error) {
 		Size:          int64(len(v.data)),
 		Skill:         s,
 		Entries:       v.entries,
+		Files:         v.sortedFiles(),
 		ExpandedBytes: v.content,
 		MetadataBytes: v.meta,
 	}, nil
@@ -132,9 +136,10 @@ func (v *validator) capError(entry string) *Error {
 // against the content cap as it arrives and asking r for no more than one
 // byte beyond what the cap (and the declared size, when declared >= 0)
 // allows, so a bomb is stopped within its budget. It returns the bytes read
-// and, when sum is set, their CRC-32; keep, when not nil, receives a copy.
-// decompressed says r is a decompressor whose output counts as produced.
-func (v *validator) readContent(entry string, r io.Reader, declared int64, decompressed, sum bool, keep *bytes.Buffer) (int64, uint32, error) {
+// and, when sum is set, their CRC-32; keep, when not nil, receives them as
+// they arrive. decompressed says r is a decompressor whose output counts as
+// produced.
+func (v *validator) readContent(entry string, r io.Reader, declared int64, decompressed, sum bool, keep io.Writer) (int64, uint32, error) {
 	var n int64
 	var crc uint32
 	for {
@@ -165,7 +170,7 @@ func (v *validator) readContent(entry string, r io.Reader, declared int64, decom
 				crc = crc32.Update(crc, crc32.IEEETable, chunk)
 			}
 			if keep != nil {
-				keep.Write(chunk)
+				_, _ = keep.Write(chunk) // a fileRecord: cannot fail
 			}
 		}
 		if err == io.EOF {
@@ -257,7 +262,7 @@ func (v *validator) parseSkill() (*skillmd.Skill, error) {
 		}
 		return nil, fail(CodeMissingSkillMD, skillName, "%s", msg)
 	}
-	s, err := skillmd.ParseSkill(v.skill.Bytes())
+	s, err := skillmd.ParseSkill(v.skill)
 	if err != nil {
 		if se, ok := skillmd.AsError(err); ok {
 			msg := se.Msg

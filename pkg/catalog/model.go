@@ -158,6 +158,11 @@ type Version struct {
 	// Files are the version's files: a skill-md's one file, or every
 	// regular file of an archive, in path order. Empty for external entries.
 	Files []File `json:"files,omitempty"`
+	// MCPExcluded says why this version is not served over MCP (beyond the
+	// Skills extension's limits, a file too large for one response, an
+	// external entry, …); "" when it is. Decided when the version is
+	// indexed, so the request path never recomputes it.
+	MCPExcluded string `json:"mcpExcluded,omitempty"`
 }
 
 // File is one file of a version: its path in the skill (SKILL.md for a

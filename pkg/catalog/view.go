@@ -160,6 +160,16 @@ func (v *View) Listing(name string, authenticated bool) (members []*Entry, ok bo
 	return members, len(members) > 0
 }
 
+// ListingNames returns the names of the known listings, sorted.
+func (v *View) ListingNames() []string {
+	names := make([]string, 0, len(v.listings))
+	for name := range v.listings {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // AnyVisible reports whether the caller can see at least one skill anywhere
 // (top level or a listing); MCP advertises the index only then.
 func (v *View) AnyVisible(authenticated bool) bool {

@@ -207,7 +207,8 @@ func agentDoc(name, version string) []byte {
 }
 
 // consistent checks the invariant every catalog write keeps: every version
-// it names that is re-hosted has its blob, holding exactly its bytes.
+// it names that is re-hosted has its blob, holding exactly its bytes, and
+// so has each of its files.
 func consistent(t testing.TB, st store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -232,6 +233,12 @@ func consistent(t testing.TB, st store.Store) {
 			}
 			if !v.Digest.Verify(b) {
 				t.Fatalf("%s %s version %s: blob does not hash to %s", e.Kind, e.ID(), v.Label, v.Digest)
+			}
+			for _, f := range v.Files {
+				b, _, err := store.ReadAll(ctx, st, catalog.BlobKey(f.Digest), 0)
+				if err != nil || !f.Digest.Verify(b) || int64(len(b)) != f.Size {
+					t.Fatalf("%s %s version %s: file %s: blob of %d bytes (want %d), error %v", e.Kind, e.ID(), v.Label, f.Path, len(b), f.Size, err)
+				}
 			}
 		}
 	}

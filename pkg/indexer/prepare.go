@@ -50,6 +50,7 @@ type outcome struct {
 	rejects  []rejection
 	warned   bool
 	warnings []string
+	also     map[string][]string // warnings of other keys (alsoWarn)
 	ignored  bool
 	held     bool
 	err      error
@@ -58,6 +59,15 @@ type outcome struct {
 func (o *outcome) observe(obs observation) { o.observed, o.obs = true, obs }
 
 func (o *outcome) warn(w []string) { o.warned, o.warnings = true, w }
+
+// alsoWarn records warnings about another key than the outcome's own (an
+// inline or external config entry's bytes: entryWarningKey).
+func (o *outcome) alsoWarn(key string, w []string) {
+	if o.also == nil {
+		o.also = map[string][]string{}
+	}
+	o.also[key] = w
+}
 
 // merge takes one outcome into the plan.
 func (pr *prepared) merge(o outcome) {
@@ -76,6 +86,9 @@ func (pr *prepared) merge(o outcome) {
 	}
 	if o.warned {
 		pr.warnings[o.key] = o.warnings
+	}
+	for key, w := range o.also {
+		pr.warnings[key] = w
 	}
 	if o.claim != nil {
 		pr.plan.claims = append(pr.plan.claims, o.claim)
@@ -423,6 +436,7 @@ func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Cat
 			Label: "sha256-" + ce.Digest.Short(), Digest: ce.Digest, Type: ce.Type,
 			Format: externalFormat(ce, nil), SourceKey: ce.ExternalURL, Description: ce.Description,
 		}
+		o.alsoWarn(entryWarningKey(ce), excludeExternal(&cl.version, nil))
 		o.claim = cl
 		return o
 	}
@@ -485,11 +499,13 @@ func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Cat
 	switch {
 	case ce.ExternalURL != "":
 		v.SourceKey = ce.ExternalURL // not re-hosted: no blob
+		o.alsoWarn(entryWarningKey(ce), excludeExternal(&v.Version, v.warnings))
 	case ce.FilePath != "":
 		v.SourceKey = ce.FilePath
 		o.warn(v.warnings)
 	default:
 		v.SourceKey = skillsconfig.Key
+		o.alsoWarn(entryWarningKey(ce), v.warnings)
 	}
 	if ce.ExternalURL == "" {
 		if err := ix.storeValidated(ctx, v, data); err != nil {
@@ -509,6 +525,13 @@ func entryKey(ce *skillsconfig.Entry) string {
 		return ce.FilePath
 	}
 	return skillsconfig.Key
+}
+
+// entryWarningKey is the status key of warnings about the bytes of an
+// inline or external config entry, which have no key of their own: the
+// entry as its rejections name it.
+func entryWarningKey(ce *skillsconfig.Entry) string {
+	return fmt.Sprintf("agent-skills.yaml %s (%s)", ce.Field, ce.Name)
 }
 
 func entryRejection(ce *skillsconfig.Entry, key, code, msg string, d digest.Digest) rejection {
@@ -544,9 +567,13 @@ func (ix *Indexer) unholdable(ctx context.Context, key string, err error) bool {
 	return true
 }
 
-// storeValidated writes validated bytes to their content-addressed blob.
+// storeValidated writes validated bytes to their content-addressed blob,
+// and each of their files to its own (putFiles).
 func (ix *Indexer) storeValidated(ctx context.Context, v *validated, data []byte) error {
-	return ix.putBlob(ctx, v.Digest, data, v.Format)
+	if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
+		return err
+	}
+	return ix.putFiles(ctx, v.files)
 }
 
 // putBlob writes validated bytes to their content-addressed key, create-only:

@@ -10,10 +10,11 @@ import (
 )
 
 // validated is an accepted artifact as the catalog records it, with the
-// warnings for the status document.
+// warnings for the status document and its files' content (putFiles).
 type validated struct {
 	catalog.Version
 	warnings []string
+	files    []archive.File
 }
 
 // targetOfKey is the entry a skill or sub-agent key claims.
@@ -73,8 +74,12 @@ func fromArtifact(a *artifact.Artifact) *validated {
 			Size:        a.Size,
 			Description: a.Description,
 			Subagent:    a.Subagent,
+			Frontmatter: a.Frontmatter,
+			Files:       catalogFiles(a.Files),
+			MCPExcluded: a.MCPExcluded,
 		},
 		warnings: a.Warnings,
+		files:    a.Files,
 	}
 }
 

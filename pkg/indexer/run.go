@@ -129,7 +129,8 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				size = c.StoredSize()
 				var err error
 				d, err = apply(c, pr.plan)
-				if err != nil && (!errors.Is(err, catalog.ErrNoChange) || !(rerender || ix.documentsStale(c))) {
+				unchanged := errors.Is(err, catalog.ErrNoChange)
+				if err != nil && (!unchanged || (!rerender && !ix.documentsStale(c))) {
 					return err
 				}
 				// The documents are rendered from what this write publishes.

@@ -45,6 +45,7 @@ var suite = []struct {
 	{"ReindexEqualsIncremental", testReindexEqualsIncremental},
 	{"AKeyChangedDuringTheRoundIsReadAgain", testAKeyChangedDuringTheRoundIsReadAgain},
 	{"StaleRejectionIsNotRecorded", testStaleRejectionIsNotRecorded},
+	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
 }
 
 func TestLocal(t *testing.T) {

@@ -28,20 +28,22 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
-// MaxResponseBytes is the bound of a buffered Lambda response: the one
-// constant that says how large an answer the function can give (the
-// request path redirects larger documents; the indexer leaves larger
-// files out of MCP).
-const MaxResponseBytes = DefaultMaxResponseBytes
-
-// DefaultMaxResponseBytes bounds the event response a handler may produce:
-// Lambda refuses a buffered response payload above 6 MB, and the JSON
-// envelope (headers, base64) counts towards it.
-const DefaultMaxResponseBytes = 6_000_000
+// MaxResponseBytes is the function's response limit, and the one place it
+// is written down: Lambda refuses a buffered response payload above 6 MB,
+// and the JSON envelope (headers, base64) counts towards it. An Adapter
+// enforces it; what the indexer admits to MCP is sized against it too
+// (MaxEncodedBody), and the request path redirects documents that would
+// not fit (Fits).
+const MaxResponseBytes = 6_000_000
 
 // envelopeReserve is what the bound keeps back for the status, headers and
 // JSON framing of the event response.
 const envelopeReserve = 64 << 10
+
+// MaxEncodedBody is the most an encoded body may take in an event response
+// of MaxResponseBytes: a text body as a JSON string (JSONStringLen), any
+// other as base64. Its headers count towards it as well.
+const MaxEncodedBody = MaxResponseBytes - envelopeReserve
 
 // Adapter serves an http.Handler as an API Gateway HTTP API (payload 2.0)
 // Lambda handler. It is safe for concurrent use.
@@ -54,7 +56,7 @@ type Adapter struct {
 type Option func(*Adapter)
 
 // WithMaxResponseBytes sets the bound of an encoded event response
-// (DefaultMaxResponseBytes when n <= 0).
+// (MaxResponseBytes when n <= 0).
 func WithMaxResponseBytes(n int) Option {
 	return func(a *Adapter) {
 		if n > 0 {
@@ -65,7 +67,7 @@ func WithMaxResponseBytes(n int) Option {
 
 // New returns an Adapter serving h.
 func New(h http.Handler, opts ...Option) *Adapter {
-	a := &Adapter{handler: h, maxBytes: DefaultMaxResponseBytes}
+	a := &Adapter{handler: h, maxBytes: MaxResponseBytes}
 	for _, o := range opts {
 		o(a)
 	}
@@ -98,7 +100,7 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 func Fits(h http.Header, body []byte) bool {
 	w := &response{header: h, body: *bytes.NewBuffer(body), wroteHeader: true, status: http.StatusOK}
 	resp, _ := w.event(http.MethodGet)
-	return resp.encodedSize() <= MaxResponseBytes-envelopeReserve
+	return resp.encodedSize() <= MaxEncodedBody
 }
 
 // bodyBudget is the most body bytes worth buffering: anything larger could
@@ -249,7 +251,7 @@ type eventResponse struct {
 // encodedSize is the size of the response as a JSON document, near enough:
 // the body as a JSON string plus the headers and cookies.
 func (r eventResponse) encodedSize() int {
-	n := jsonStringLen(r.Body) + 256
+	n := JSONStringLen(r.Body) + 256
 	for k, v := range r.Headers {
 		n += len(k) + len(v) + 8
 	}
@@ -259,9 +261,11 @@ func (r eventResponse) encodedSize() int {
 	return n
 }
 
-// jsonStringLen is the length of s encoded as a JSON string by
-// encoding/json without HTML escaping (aws-lambda-go's setting).
-func jsonStringLen(s string) int {
+// JSONStringLen is the length a text body s takes in the event response,
+// as the Adapter counts it: s encoded as a JSON string by encoding/json
+// without HTML escaping (aws-lambda-go's setting), every control byte
+// counted as a six-byte escape.
+func JSONStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {

@@ -126,7 +126,12 @@ type SkillVersion struct {
 	// RoutesToSubagent is metadata.subagent as a link, or null when unset
 	// or naming a sub-agent the caller cannot see.
 	RoutesToSubagent *SubagentRoute `json:"routesToSubagent"`
-	Links            SelfLinks      `json:"links"`
+	// Files are the version's files with their digests, sizes and media
+	// types (a skill-md's SKILL.md, an archive's regular files), as the
+	// MCP feed pins them; absent when the indexer recorded none (an
+	// external entry, or a version indexed before files were recorded).
+	Files []catalog.File `json:"files,omitempty"`
+	Links SelfLinks      `json:"links"`
 }
 
 // SubagentRoute names the sub-agent a skill routes to.
@@ -303,7 +308,7 @@ func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillV
 		return SkillVersion{}, false, err
 	}
 	a := f.artifact(skills, e, ver)
-	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a,
+	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files,
 		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
 	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}

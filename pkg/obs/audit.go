@@ -28,8 +28,8 @@ type DigestMismatchEvent struct {
 	Observed  digest.Digest // zero (logged as "") when no bytes could be read
 	Version   string
 	RequestID string
-	// Path names what within the skill was read (a file of it), or the
-	// pre-rendered document whose bytes did not match; omitted when empty.
+	// Path names what failed: a file within the skill (an MCP read), or a
+	// pre-rendered document; "" (and not logged) for the artifact as a whole.
 	Path string
 }
 

@@ -184,6 +184,16 @@ func TestAuditEventsAreFindableJSONLines(t *testing.T) {
 			wantKey: []string{"time", "level", "msg", "event", "skill_name", "hostname", "expected_digest", "observed_digest", "version", "request_id"},
 		},
 		{
+			name: "digest mismatch of one file names its path",
+			emit: func(a *obs.Auditor) {
+				a.DigestMismatch(context.Background(), obs.DigestMismatchEvent{
+					SkillName: "pdf", Expected: expected, Observed: observed, Version: "1", RequestID: "r", Path: "references/FORMS.md",
+				})
+			},
+			want:    map[string]string{"path": "references/FORMS.md", "skill_name": "pdf"},
+			wantKey: []string{"time", "level", "msg", "event", "skill_name", "hostname", "expected_digest", "observed_digest", "version", "request_id", "path"},
+		},
+		{
 			name: "digest mismatch with nothing readable logs an empty observed digest",
 			emit: func(a *obs.Auditor) {
 				a.DigestMismatch(context.Background(), obs.DigestMismatchEvent{SkillName: "x", Expected: expected, RequestID: "r"})

@@ -118,7 +118,7 @@ type Server struct {
 	version     string
 
 	catalog *catalogCache
-	mcp     *mcpServers
+	mcp     *mcpEndpoint
 }
 
 // New validates cfg and returns the handler.
@@ -179,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 		stale = DefaultMaxStale
 	}
 	s.catalog = newCatalogCache(s.store, every, stale, s.now, s.log)
-	s.mcp = newMCPServers(s.version, s.maxBody, s.log)
+	s.mcp = s.newMCPEndpoint()
 	return s, nil
 }
 

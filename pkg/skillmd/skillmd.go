@@ -9,6 +9,7 @@ package skillmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -245,6 +246,10 @@ func nameOf(f field) (string, error) {
 type head struct {
 	name, description, version string
 	metadata                   map[string]string
+	// frontmatter is the whole frontmatter as JSON; nil, with the reason in
+	// frontmatterIssue, when a value has no faithful JSON form.
+	frontmatter      json.RawMessage
+	frontmatterIssue string
 }
 
 // parseHead splits doc and reads its frontmatter key by key, in document
@@ -293,6 +298,9 @@ func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
 	}
 	if err := checkLen("description", h.description, 1, MaxDescriptionLen); err != nil {
 		return head{}, nil, err
+	}
+	if h.frontmatter, err = frontmatterJSON(fields); err != nil {
+		h.frontmatterIssue = err.Error()
 	}
 	return h, body, nil
 }
