@@ -2,6 +2,8 @@ package samtemplate
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -856,5 +858,30 @@ func TestOutputs(t *testing.T) {
 		if v := Get(tpl.Root, "Outputs", out, "Value"); v == nil || !strings.Contains(v.Value, "'"+payload+"'") {
 			t.Errorf("%s does not send %s", out, payload)
 		}
+	}
+}
+
+// TestLocalStackInitMirrorsTheNotifications: the LocalStack demo bucket
+// notifies its queue for the template's prefixes and events.
+func TestLocalStackInitMirrorsTheNotifications(t *testing.T) {
+	tpl := load(t)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(Path()), "localstack", "init", "ready.d", "10-skilldrop.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^watched=\(([^)]*)\)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the init script has no watched=(…) list")
+	}
+	got := slices.Sorted(slices.Values(strings.Fields(string(m[1]))))
+	want := slices.Sorted(slices.Values(tpl.NotificationPrefixes(indexerFn)))
+	if !slices.Equal(got, want) {
+		t.Errorf("the init script watches %q, template.yaml %q", got, want)
+	}
+	if !strings.Contains(string(b), `"Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]`) {
+		t.Error("the init script's notifications are not for s3:ObjectCreated:* and s3:ObjectRemoved:*")
+	}
+	if !strings.Contains(string(b), "SqsManagedSseEnabled=true") {
+		t.Error("the init script's queue is not SSE-SQS, as IndexerQueue is")
 	}
 }
