@@ -65,15 +65,15 @@ func startIndexer(t testing.TB, bucket, namespace string) *function {
 }
 
 // indexerEnv is what the test sets of the indexer's template environment:
-// the bucket and namespace of its own, no queue (like the in-process indexer,
-// it reads every key itself) and the origin the api tests address as the one
-// to render for (the template passes the stack's queue and origin).
+// the bucket and namespace of its own, and, like the in-process indexer it
+// is compared with, no queue (it reads every key itself) and no origins to
+// render documents for (the template passes the stack's queue and origin).
 func indexerEnv(bucket, namespace string) map[string]string {
 	return map[string]string{
 		"SKILLDROP_BUCKET":           bucket,
 		"SKILLDROP_METRIC_NAMESPACE": namespace,
 		"SKILLDROP_QUEUE_URL":        "",
-		"SKILLDROP_ORIGINS":          gatewayOrigin,
+		"SKILLDROP_ORIGINS":          "",
 	}
 }
 
