@@ -61,10 +61,20 @@ func inProcessIndexer(t testing.TB, cfg aws.Config, bucket, namespace string) *i
 // aws-lambda-rie with template.yaml's environment, for bucket.
 func startIndexer(t testing.TB, bucket, namespace string) *function {
 	t.Helper()
-	return start(t, "indexer", bootstrap(t, runtime.GOARCH, "indexer"), templateEnv(t, indexerID, map[string]string{
+	return start(t, "indexer", bootstrap(t, runtime.GOARCH, "indexer"), templateEnv(t, indexerID, indexerEnv(bucket, namespace)))
+}
+
+// indexerEnv is what the test sets of the indexer's template environment:
+// the bucket and namespace of its own, and, like the in-process indexer it
+// is compared with, no queue (it reads every key itself) and no origins to
+// render documents for (the template passes the stack's queue and origin).
+func indexerEnv(bucket, namespace string) map[string]string {
+	return map[string]string{
 		"SKILLDROP_BUCKET":           bucket,
 		"SKILLDROP_METRIC_NAMESPACE": namespace,
-	}))
+		"SKILLDROP_QUEUE_URL":        "",
+		"SKILLDROP_ORIGINS":          "",
+	}
 }
 
 func decodeResult(t testing.TB, b []byte) *indexer.Result {

@@ -86,7 +86,7 @@ func TestColdStart(t *testing.T) {
 		payload  []byte
 		check    func(t *testing.T, b []byte)
 	}{
-		{"indexer", indexerID, map[string]string{"SKILLDROP_BUCKET": bucket, "SKILLDROP_METRIC_NAMESPACE": namespace}, event,
+		{"indexer", indexerID, indexerEnv(bucket, namespace), event,
 			func(t *testing.T, b []byte) {
 				if r := decodeResult(t, b); !slices.Contains(r.Unchanged, key) {
 					t.Errorf("the event for %s gave %s", key, dumpJSON(r))

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -99,52 +100,138 @@ func Walk(n *Node, fn func(*Node)) {
 	}
 }
 
-// S3Filter is one S3 event of a function: its event names and key prefix.
+// GetAtt returns the logical id and attribute a !GetAtt node names, in its
+// short form (!GetAtt Id.Attr) or its list form (!GetAtt [Id, Attr]); "" when
+// n is no !GetAtt.
+func GetAtt(n *Node) (id, attr string) {
+	if n == nil || n.Tag != "!GetAtt" {
+		return "", ""
+	}
+	if n.Kind == yaml.SequenceNode {
+		if len(n.Content) != 2 {
+			return "", ""
+		}
+		return n.Content[0].Value, n.Content[1].Value
+	}
+	id, attr, _ = strings.Cut(n.Value, ".")
+	return id, attr
+}
+
+// Events returns the names of a function's SAM events of a type ("SQS",
+// "ScheduleV2", …), in order.
+func (t *Template) Events(function, typ string) []string {
+	events := Get(t.Resource(function), "Properties", "Events")
+	var out []string
+	for _, name := range Keys(events) {
+		if v := Get(events, name, "Type"); v != nil && v.Value == typ {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Event returns the Properties of a function's event.
+func (t *Template) Event(function, name string) *Node {
+	return Get(t.Resource(function), "Properties", "Events", name, "Properties")
+}
+
+// EventQueues returns the logical ids of the queues a function consumes
+// through SQS events (Queue: !GetAtt <id>.Arn).
+func (t *Template) EventQueues(function string) []string {
+	var out []string
+	for _, name := range t.Events(function, "SQS") {
+		if id, attr := GetAtt(Get(t.Event(function, name), "Queue")); id != "" && attr == "Arn" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// QueueNotification is one rule of a bucket's
+// NotificationConfiguration.QueueConfigurations.
+type QueueNotification struct {
+	Bucket string // the bucket's logical id
+	Event  string // s3:ObjectCreated:*, …
+	Prefix string // the key prefix of its filter ("" for none)
+	Queue  string // the logical id of its queue (Queue: !GetAtt <id>.Arn), else ""
+}
+
+// QueueNotifications returns the queue notifications of every bucket of the
+// template, in order.
+func (t *Template) QueueNotifications() []QueueNotification {
+	var out []QueueNotification
+	for _, bucket := range t.ResourcesOfType("AWS::S3::Bucket") {
+		confs := Get(t.Resource(bucket), "Properties", "NotificationConfiguration", "QueueConfigurations")
+		if confs == nil {
+			continue
+		}
+		for _, c := range confs.Content {
+			n := QueueNotification{Bucket: bucket}
+			if e := Get(c, "Event"); e != nil {
+				n.Event = e.Value
+			}
+			if id, attr := GetAtt(Get(c, "Queue")); attr == "Arn" {
+				n.Queue = id
+			}
+			n.Prefix = prefixRule(Get(c, "Filter", "S3Key", "Rules"))
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func prefixRule(rules *Node) string {
+	if rules == nil {
+		return ""
+	}
+	for _, r := range rules.Content {
+		if n := Get(r, "Name"); n != nil && (n.Value == "prefix" || n.Value == "Prefix") {
+			if v := Get(r, "Value"); v != nil {
+				return v.Value
+			}
+		}
+	}
+	return ""
+}
+
+// S3Filter is a key prefix whose S3 events reach a function, and the event
+// names that do.
 type S3Filter struct {
 	Events []string
 	Prefix string
 }
 
-// S3Filters returns the S3 events of a function's Events with their prefix filters.
+// S3Filters returns the bucket notifications that reach a function: those
+// sent to a queue the function consumes through an SQS event, by prefix in
+// document order, each with its sorted event names.
 func (t *Template) S3Filters(function string) []S3Filter {
-	events := Get(t.Resource(function), "Properties", "Events")
+	queues := t.EventQueues(function)
 	var out []S3Filter
-	for _, name := range Keys(events) {
-		ev := Get(events, name)
-		if v := Get(ev, "Type"); v == nil || v.Value != "S3" {
+	index := map[string]int{}
+	for _, n := range t.QueueNotifications() {
+		if !slices.Contains(queues, n.Queue) {
 			continue
 		}
-		f := S3Filter{}
-		switch e := Get(ev, "Properties", "Events"); {
-		case e == nil:
-		case e.Kind == yaml.SequenceNode:
-			for _, c := range e.Content {
-				f.Events = append(f.Events, c.Value)
-			}
-		default:
-			f.Events = []string{e.Value}
+		i, ok := index[n.Prefix]
+		if !ok {
+			i = len(out)
+			index[n.Prefix] = i
+			out = append(out, S3Filter{Prefix: n.Prefix})
 		}
-		rules := Get(ev, "Properties", "Filter", "S3Key", "Rules")
-		if rules != nil {
-			for _, r := range rules.Content {
-				if n := Get(r, "Name"); n != nil && (n.Value == "prefix" || n.Value == "Prefix") {
-					f.Prefix = Get(r, "Value").Value
-				}
-			}
-		}
-		slices.Sort(f.Events)
-		out = append(out, f)
+		out[i].Events = append(out[i].Events, n.Event)
+	}
+	for i := range out {
+		slices.Sort(out[i].Events)
 	}
 	return out
 }
 
-// NotificationPrefixes returns the distinct key prefixes that trigger a function.
+// NotificationPrefixes returns the distinct key prefixes whose S3 events
+// reach a function.
 func (t *Template) NotificationPrefixes(function string) []string {
 	var out []string
 	for _, f := range t.S3Filters(function) {
-		if !slices.Contains(out, f.Prefix) {
-			out = append(out, f.Prefix)
-		}
+		out = append(out, f.Prefix)
 	}
 	return out
 }

@@ -1,14 +1,24 @@
 package samtemplate
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skilldrop/skilldrop/pkg/indexer"
 )
 
-// These tests pin what issue 6 and DESIGN.md require of template.yaml that
-// cfn-lint does not check: a template can be lint-clean and still watch the
-// wrong prefixes, grant the indexer too much, or alarm on missing data.
+// These tests pin what issues 6, 9 and 11 and DESIGN.md require of
+// template.yaml that cfn-lint does not check: a template can be lint-clean and
+// still watch the wrong prefixes, grant the indexer too much, let a throttle
+// push good messages to the dead-letter queue, or alarm on missing data.
 
 func load(t *testing.T) *Template {
 	t.Helper()
@@ -21,7 +31,42 @@ func load(t *testing.T) *Template {
 
 const bucketName = "${BucketNamePrefix}-${AWS::AccountId}-${AWS::Region}"
 
+const bucketArn = "arn:${AWS::Partition}:s3:::" + bucketName
+
 var functions = []string{"IndexerFunction", "ApiFunction"}
+
+// The logical ids the tests below pin by name.
+const (
+	indexerFn  = "IndexerFunction"
+	queue      = "IndexerQueue"
+	queuePol   = "IndexerQueuePolicy"
+	failed     = "IndexerFailedEventsQueue"
+	skillBkt   = "SkillBucket"
+	apiFn      = "ApiFunction"
+	httpAPI    = "HttpApi"
+	queueEvent = "Queue"
+)
+
+// intValue is a literal integer property, failing the test otherwise.
+func intValue(t *testing.T, what string, n *Node) int {
+	t.Helper()
+	if n == nil || n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str") {
+		t.Fatalf("%s is not a literal number (%v)", what, n)
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		t.Fatalf("%s = %q: %v", what, n.Value, err)
+	}
+	return v
+}
+
+// isGetAtt reports whether n is !GetAtt id.attr.
+func isGetAtt(n *Node, id, attr string) bool {
+	i, a := GetAtt(n)
+	return i == id && a == attr
+}
+
+func isRef(n *Node, name string) bool { return n != nil && n.Tag == "!Ref" && n.Value == name }
 
 func TestFunctionsBuildAndRunAsDesigned(t *testing.T) {
 	tpl := load(t)
@@ -62,9 +107,22 @@ func TestFunctionsBuildAndRunAsDesigned(t *testing.T) {
 	}
 }
 
+// TestIndexerSizedForLargeCatalogs: a batch merges into a catalog of tens of
+// thousands of skills and renders documents of tens of MB.
+func TestIndexerSizedForLargeCatalogs(t *testing.T) {
+	tpl := load(t)
+	props := Get(tpl.Resource(indexerFn), "Properties")
+	if m := intValue(t, "indexer MemorySize", Get(props, "MemorySize")); m < 2048 {
+		t.Errorf("indexer MemorySize %d, want at least 2048", m)
+	}
+	if to := intValue(t, "indexer Timeout", Get(props, "Timeout")); to != 120 {
+		t.Errorf("indexer Timeout %d, want 120 (the queue's VisibilityTimeout follows it)", to)
+	}
+}
+
 func TestBucket(t *testing.T) {
 	tpl := load(t)
-	b := tpl.Resource("SkillBucket")
+	b := tpl.Resource(skillBkt)
 	if v := Get(b, "DeletionPolicy"); v == nil || v.Value != "Retain" {
 		t.Error("DeletionPolicy is not Retain")
 	}
@@ -81,16 +139,6 @@ func TestBucket(t *testing.T) {
 	}
 	if v := Get(b, "Properties", "VersioningConfiguration", "Status"); v == nil || v.Value != "Enabled" {
 		t.Error("versioning is not enabled")
-	}
-	rules := Get(b, "Properties", "LifecycleConfiguration", "Rules")
-	expires := false
-	for _, r := range rules.Content {
-		if Get(r, "NoncurrentVersionExpiration") != nil {
-			expires = true
-		}
-	}
-	if !expires {
-		t.Error("no lifecycle rule expires noncurrent versions")
 	}
 	if Get(b, "Properties", "BucketEncryption", "ServerSideEncryptionConfiguration") == nil {
 		t.Error("no default encryption")
@@ -111,18 +159,88 @@ func TestBucket(t *testing.T) {
 	}
 }
 
-// TestNoReferenceToTheBucketCloseTheTriggerLoop: a function's policy or
-// environment naming the bucket with !Ref/!GetAtt makes the S3 trigger a
-// circular dependency; every mention is the same !Sub string.
-func TestNoReferenceToTheBucketCloseTheTriggerLoop(t *testing.T) {
+// lifecyclePrefix is a lifecycle rule's key prefix (Prefix or Filter.Prefix).
+func lifecyclePrefix(r *Node) string {
+	for _, n := range []*Node{Get(r, "Prefix"), Get(r, "Filter", "Prefix")} {
+		if n != nil {
+			return n.Value
+		}
+	}
+	return ""
+}
+
+// TestLifecycle: noncurrent versions expire everywhere after
+// NoncurrentVersionDays, and under rendered/ (rewritten on every publish)
+// after a day.
+func TestLifecycle(t *testing.T) {
+	tpl := load(t)
+	rules := Get(tpl.Resource(skillBkt), "Properties", "LifecycleConfiguration", "Rules")
+	if rules == nil {
+		t.Fatal("no lifecycle rules")
+	}
+	everywhere, rendered := false, false
+	for _, r := range rules.Content {
+		if v := Get(r, "Status"); v == nil || v.Value != "Enabled" {
+			continue
+		}
+		days := Get(r, "NoncurrentVersionExpiration", "NoncurrentDays")
+		switch lifecyclePrefix(r) {
+		case "":
+			everywhere = everywhere || isRef(days, "NoncurrentVersionDays")
+		case "rendered/":
+			rendered = days != nil && days.Value == "1"
+		}
+	}
+	if !everywhere {
+		t.Error("no rule expires noncurrent versions of every key after NoncurrentVersionDays")
+	}
+	if !rendered {
+		t.Error("no rule expires noncurrent versions under rendered/ after 1 day")
+	}
+}
+
+// TestBucketCORSForPresignedRedirects: a browser follows the api's 302 to a
+// presigned GET only if S3 answers the cross-origin request; nothing but a
+// plain GET or HEAD is needed, and no credentials go to S3.
+func TestBucketCORSForPresignedRedirects(t *testing.T) {
+	tpl := load(t)
+	rules := Get(tpl.Resource(skillBkt), "Properties", "CorsConfiguration", "CorsRules")
+	if rules == nil || len(rules.Content) != 1 {
+		t.Fatalf("CORS rules %v, want one", rules)
+	}
+	r := rules.Content[0]
+	if got := values(Get(r, "AllowedMethods")); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"GET", "HEAD"}) {
+		t.Errorf("AllowedMethods %q, want GET and HEAD only", got)
+	}
+	if got := values(Get(r, "AllowedOrigins")); !slices.Equal(got, []string{"*"}) {
+		t.Errorf("AllowedOrigins %q, want *", got)
+	}
+	if h := Get(r, "AllowedHeaders"); h != nil {
+		t.Errorf("AllowedHeaders %q: a presigned GET needs none, and no credential may be sent to S3", values(h))
+	}
+	exposed := values(Get(r, "ExposedHeaders"))
+	for _, h := range []string{"ETag", "Content-Length"} {
+		if !slices.Contains(exposed, h) {
+			t.Errorf("ExposedHeaders %q lack %s", exposed, h)
+		}
+	}
+	if m := Get(r, "MaxAge"); m == nil || intValue(t, "CORS MaxAge", m) <= 0 {
+		t.Error("no CORS MaxAge: every redirect would be preflighted anew")
+	}
+}
+
+// TestNoReferenceToTheBucketClosesALoop: the bucket depends on the queue
+// policy (and so on the queue), and the functions' policies and environment
+// must not depend on it either; every mention is the same !Sub string.
+func TestNoReferenceToTheBucketClosesALoop(t *testing.T) {
 	tpl := load(t)
 	check := func(where string, n *Node) {
 		Walk(n, func(c *Node) {
 			switch {
-			case (c.Tag == "!Ref" || c.Tag == "!GetAtt") && strings.HasPrefix(c.Value, "SkillBucket"):
+			case (c.Tag == "!Ref" || c.Tag == "!GetAtt") && strings.HasPrefix(c.Value, skillBkt):
 				t.Errorf("%s: %s %s", where, c.Tag, c.Value)
-			case c.Tag == "!GetAtt" && len(c.Content) > 0 && c.Content[0].Value == "SkillBucket":
-				t.Errorf("%s: !GetAtt SkillBucket", where)
+			case c.Tag == "!GetAtt" && len(c.Content) > 0 && c.Content[0].Value == skillBkt:
+				t.Errorf("%s: !GetAtt %s", where, skillBkt)
 			case c.Tag == "!Sub" && strings.Contains(c.Value, "BucketNamePrefix") && !strings.Contains(c.Value, bucketName):
 				t.Errorf("%s: the bucket is named %q, not with the one !Sub string", where, c.Value)
 			}
@@ -134,28 +252,298 @@ func TestNoReferenceToTheBucketCloseTheTriggerLoop(t *testing.T) {
 		check(fn+" policies", Get(props, "Policies"))
 		check(fn+" environment", Get(props, "Environment"))
 	}
+	check(queuePol, tpl.Resource(queuePol))
+	check(queue, tpl.Resource(queue))
+	check(failed, tpl.Resource(failed))
 	env := Get(tpl.Root, "Globals", "Function", "Environment", "Variables", "SKILLDROP_BUCKET")
 	if env == nil || env.Tag != "!Sub" || env.Value != bucketName {
 		t.Errorf("SKILLDROP_BUCKET = %v, want !Sub %s", env, bucketName)
 	}
 }
 
-func TestIndexerTriggersOnTheContractPrefixesOnly(t *testing.T) {
+// TestNotificationsGoToTheQueue: the contract's prefixes, creations and
+// removals, to IndexerQueue only; no SAM S3 event invokes a function.
+func TestNotificationsGoToTheQueue(t *testing.T) {
 	tpl := load(t)
 	want := []string{"skills/", "listings/", "subagents/", "files/", "agent-skills.yaml"}
-	got := tpl.NotificationPrefixes("IndexerFunction")
+	got := tpl.NotificationPrefixes(indexerFn)
 	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
-		t.Errorf("prefixes %q, want %q (never blobs/ or catalog/, which the indexer writes)", got, want)
+		t.Errorf("prefixes %q, want %q (never blobs/, catalog/ or rendered/, which the indexer writes)", got, want)
 	}
-	for _, f := range tpl.S3Filters("IndexerFunction") {
+	for _, f := range tpl.S3Filters(indexerFn) {
 		if !slices.Equal(f.Events, []string{"s3:ObjectCreated:*", "s3:ObjectRemoved:*"}) {
 			t.Errorf("prefix %s: events %q", f.Prefix, f.Events)
 		}
 	}
-	dest := Get(tpl.Resource("IndexerFunction"), "Properties", "EventInvokeConfig", "DestinationConfig", "OnFailure", "Type")
-	if dest == nil || dest.Value != "SQS" {
-		t.Error("the indexer has no SQS on-failure destination")
+	for _, n := range tpl.QueueNotifications() {
+		if n.Bucket != skillBkt || n.Queue != queue {
+			t.Errorf("notification %+v: want %s to %s only", n, skillBkt, queue)
+		}
 	}
+	nc := Get(tpl.Resource(skillBkt), "Properties", "NotificationConfiguration")
+	for _, k := range Keys(nc) {
+		if k != "QueueConfigurations" {
+			t.Errorf("the bucket's NotificationConfiguration has %s; notifications go to the queue only", k)
+		}
+	}
+	for _, fn := range functions {
+		if ev := tpl.Events(fn, "S3"); len(ev) > 0 {
+			t.Errorf("%s has S3 events %q: S3 must notify the queue, not invoke the function", fn, ev)
+		}
+	}
+	if q := tpl.EventQueues(indexerFn); !slices.Equal(q, []string{queue}) {
+		t.Errorf("the indexer consumes %q, want [%s]", q, queue)
+	}
+}
+
+// TestQueuePolicyAdmitsOnlyTheBucket: S3 may send to the queue for this
+// bucket of this account only, and the bucket is created after the policy
+// (S3 checks the destination when the notification configuration is set).
+func TestQueuePolicyAdmitsOnlyTheBucket(t *testing.T) {
+	tpl := load(t)
+	props := Get(tpl.Resource(queuePol), "Properties")
+	if v := Get(tpl.Resource(queuePol), "Type"); v == nil || v.Value != "AWS::SQS::QueuePolicy" {
+		t.Fatalf("%s is not an AWS::SQS::QueuePolicy", queuePol)
+	}
+	qs := Get(props, "Queues")
+	if qs == nil || len(qs.Content) != 1 || !isRef(qs.Content[0], queue) {
+		t.Errorf("Queues, want [!Ref %s]", queue)
+	}
+	sts := Get(props, "PolicyDocument", "Statement")
+	if sts == nil || len(sts.Content) != 1 {
+		t.Fatalf("statements %v, want exactly one", sts)
+	}
+	st := sts.Content[0]
+	if v := Get(st, "Effect"); v == nil || v.Value != "Allow" {
+		t.Error("the statement does not Allow")
+	}
+	if got := values(Get(st, "Principal", "Service")); !slices.Equal(got, []string{"s3.amazonaws.com"}) {
+		t.Errorf("Principal.Service %q, want s3.amazonaws.com", got)
+	}
+	if keys := Keys(Get(st, "Principal")); !slices.Equal(keys, []string{"Service"}) {
+		t.Errorf("Principal has %q, want Service only", keys)
+	}
+	if got := values(Get(st, "Action")); !slices.Equal(got, []string{"sqs:SendMessage"}) {
+		t.Errorf("Action %q, want sqs:SendMessage only", got)
+	}
+	if !isGetAtt(Get(st, "Resource"), queue, "Arn") {
+		t.Errorf("Resource, want !GetAtt %s.Arn", queue)
+	}
+	var source *Node
+	for _, op := range []string{"ArnEquals", "ArnLike"} {
+		if n := Get(st, "Condition", op, "aws:SourceArn"); n != nil {
+			source = n
+		}
+	}
+	if source == nil || source.Tag != "!Sub" || source.Value != bucketArn {
+		t.Errorf("aws:SourceArn = %v, want ArnEquals !Sub %s (the bucket's name string, no !Ref: no cycle)", source, bucketArn)
+	}
+	acct := Get(st, "Condition", "StringEquals", "aws:SourceAccount")
+	if !isRef(acct, "AWS::AccountId") && (acct == nil || acct.Tag != "!Sub" || acct.Value != "${AWS::AccountId}") {
+		t.Errorf("aws:SourceAccount = %v, want the stack's account", acct)
+	}
+	dep := values(Get(tpl.Resource(skillBkt), "DependsOn"))
+	if !slices.Contains(dep, queuePol) {
+		t.Errorf("%s DependsOn %q, want %s", skillBkt, dep, queuePol)
+	}
+}
+
+// TestQueue: the visibility timeout leaves room for Lambda's retries, S3 can
+// publish to the queue, and a message that keeps failing reaches the
+// failed-events queue.
+func TestQueue(t *testing.T) {
+	tpl := load(t)
+	props := Get(tpl.Resource(queue), "Properties")
+	timeout := intValue(t, "indexer Timeout", Get(tpl.Resource(indexerFn), "Properties", "Timeout"))
+	window := intValue(t, "MaximumBatchingWindowInSeconds", Get(tpl.Event(indexerFn, queueEvent), "MaximumBatchingWindowInSeconds"))
+	vis := intValue(t, "VisibilityTimeout", Get(props, "VisibilityTimeout"))
+	if vis < 6*timeout+window {
+		t.Errorf("VisibilityTimeout %d, want at least 6 x the indexer's Timeout (%d) + the batching window (%d) = %d", vis, timeout, window, 6*timeout+window)
+	}
+	if v := Get(props, "SqsManagedSseEnabled"); v == nil || v.Value != "true" {
+		t.Error("SqsManagedSseEnabled is not true (S3 cannot publish to a queue under the aws/sqs key)")
+	}
+	if Get(props, "KmsMasterKeyId") != nil {
+		t.Error("the queue names a KMS key; S3 publishes to it with SSE-SQS only")
+	}
+	retention := intValue(t, "MessageRetentionPeriod", Get(props, "MessageRetentionPeriod"))
+	if retention < 86400 {
+		t.Errorf("MessageRetentionPeriod %d s, want at least a day", retention)
+	}
+	rp := Get(props, "RedrivePolicy")
+	if !isGetAtt(Get(rp, "deadLetterTargetArn"), failed, "Arn") {
+		t.Errorf("RedrivePolicy.deadLetterTargetArn, want !GetAtt %s.Arn", failed)
+	}
+	if n := intValue(t, "maxReceiveCount", Get(rp, "maxReceiveCount")); n < 5 {
+		t.Errorf("maxReceiveCount %d, want at least 5 (throttled batches count as receives)", n)
+	}
+	dlq := Get(tpl.Resource(failed), "Properties")
+	if r := intValue(t, "failed-events MessageRetentionPeriod", Get(dlq, "MessageRetentionPeriod")); r != 1209600 || r <= retention {
+		t.Errorf("failed-events retention %d s, want 14 days (1209600), longer than the queue's %d (a redriven message keeps its enqueue time)", r, retention)
+	}
+	if v := Get(dlq, "SqsManagedSseEnabled"); v == nil || v.Value != "true" {
+		t.Error("the failed-events queue is not encrypted (SqsManagedSseEnabled)")
+	}
+}
+
+// TestIndexerConsumesTheQueueInBatches: at most two writers, in batches of at
+// least 100, partial failures reported per message.
+func TestIndexerConsumesTheQueueInBatches(t *testing.T) {
+	tpl := load(t)
+	events := tpl.Events(indexerFn, "SQS")
+	if !slices.Equal(events, []string{queueEvent}) {
+		t.Fatalf("the indexer's SQS events %q, want [%s]", events, queueEvent)
+	}
+	ev := tpl.Event(indexerFn, queueEvent)
+	if !isGetAtt(Get(ev, "Queue"), queue, "Arn") {
+		t.Errorf("the SQS event's Queue, want !GetAtt %s.Arn", queue)
+	}
+	if n := intValue(t, "BatchSize", Get(ev, "BatchSize")); n < 100 || n > 10000 {
+		t.Errorf("BatchSize %d, want 100 to 10000", n)
+	}
+	if n := intValue(t, "MaximumBatchingWindowInSeconds", Get(ev, "MaximumBatchingWindowInSeconds")); n != 1 {
+		t.Errorf("MaximumBatchingWindowInSeconds %d, want 1 (a single upload lands in about a second)", n)
+	}
+	if n := intValue(t, "ScalingConfig.MaximumConcurrency", Get(ev, "ScalingConfig", "MaximumConcurrency")); n != 2 {
+		t.Errorf("ScalingConfig.MaximumConcurrency %d, want 2 (at most two writers)", n)
+	}
+	if got := values(Get(ev, "FunctionResponseTypes")); !slices.Contains(got, "ReportBatchItemFailures") {
+		t.Errorf("FunctionResponseTypes %q, want ReportBatchItemFailures", got)
+	}
+	if v := Get(ev, "Enabled"); v != nil && v.Value != "true" {
+		t.Error("the SQS event is disabled")
+	}
+	for where, rc := range map[string]*Node{
+		"IndexerFunction": Get(tpl.Resource(indexerFn), "Properties", "ReservedConcurrentExecutions"),
+		"Globals":         Get(tpl.Root, "Globals", "Function", "ReservedConcurrentExecutions"),
+	} {
+		if rc == nil {
+			continue
+		}
+		if n := intValue(t, where+" ReservedConcurrentExecutions", rc); n < 2 {
+			t.Errorf("%s ReservedConcurrentExecutions %d: below 2 it throttles the queue's batches into the failed-events queue", where, n)
+		}
+	}
+	env := Get(tpl.Resource(indexerFn), "Properties", "Environment", "Variables")
+	if !isRef(Get(env, "SKILLDROP_QUEUE_URL"), queue) {
+		t.Errorf("SKILLDROP_QUEUE_URL, want !Ref %s", queue)
+	}
+}
+
+// TestRenderedDocumentOrigins: the indexer pre-renders for the origin every
+// URL is built from (the BaseUrl output): PublicBaseUrl when set, else the
+// HTTP API's own endpoint.
+func TestRenderedDocumentOrigins(t *testing.T) {
+	tpl := load(t)
+	o := Get(tpl.Resource(indexerFn), "Properties", "Environment", "Variables", "SKILLDROP_ORIGINS")
+	if o == nil || o.Tag != "!If" || len(o.Content) != 3 {
+		t.Fatalf("SKILLDROP_ORIGINS = %v, want !If [HasPublicBaseUrl, !Ref PublicBaseUrl, the API's endpoint]", o)
+	}
+	if o.Content[0].Value != "HasPublicBaseUrl" || !isRef(o.Content[1], "PublicBaseUrl") {
+		t.Error("SKILLDROP_ORIGINS does not choose PublicBaseUrl when HasPublicBaseUrl")
+	}
+	own := o.Content[2]
+	if !isGetAtt(own, httpAPI, "ApiEndpoint") &&
+		(own.Tag != "!Sub" || own.Value != "https://${"+httpAPI+"}.execute-api.${AWS::Region}.${AWS::URLSuffix}") {
+		t.Errorf("SKILLDROP_ORIGINS' fallback %s %q is not the HTTP API's own origin", own.Tag, own.Value)
+	}
+	cond := Get(tpl.Root, "Conditions", "HasPublicBaseUrl")
+	if cond == nil || cond.Tag != "!Not" {
+		t.Error("HasPublicBaseUrl is not !Not [!Equals [!Ref PublicBaseUrl, \"\"]]")
+	}
+	base := Get(tpl.Root, "Outputs", "BaseUrl", "Value")
+	if !sameNode(base, o) {
+		t.Error("SKILLDROP_ORIGINS differs from the BaseUrl output: documents would be rendered for another origin than the one served")
+	}
+}
+
+func sameNode(a, b *Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Value != b.Value || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameNode(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReconcileSchedule: the schedule repairs a lost event within
+// ReconcileMinutes, with the payload the indexer reads.
+func TestReconcileSchedule(t *testing.T) {
+	tpl := load(t)
+	events := tpl.Events(indexerFn, "ScheduleV2")
+	if len(events) != 1 {
+		t.Fatalf("the indexer's ScheduleV2 events %q, want one", events)
+	}
+	ev := tpl.Event(indexerFn, events[0])
+	in := Get(ev, "Input")
+	var got, want any
+	if in == nil || json.Unmarshal([]byte(in.Value), &got) != nil {
+		t.Fatalf("Input %v is not JSON", in)
+	}
+	_ = json.Unmarshal([]byte(indexer.ReconcilePayload), &want)
+	if b1, b2 := mustJSON(got), mustJSON(want); b1 != b2 {
+		t.Errorf("Input %s, want %s (indexer.ReconcilePayload)", b1, b2)
+	}
+	// rate(1 minute) for 1, rate(N minutes) above: the expression for each value.
+	expr := Get(ev, "ScheduleExpression")
+	if expr == nil || expr.Tag != "!If" || len(expr.Content) != 3 {
+		t.Fatalf("ScheduleExpression %v, want !If [ReconcileEveryMinute, rate(1 minute), !Sub rate(${ReconcileMinutes} minutes)]", expr)
+	}
+	if c := expr.Content; c[0].Value != "ReconcileEveryMinute" || c[1].Value != "rate(1 minute)" ||
+		c[2].Tag != "!Sub" || c[2].Value != "rate(${ReconcileMinutes} minutes)" {
+		t.Errorf("ScheduleExpression %s %q %s %q", c[0].Value, c[1].Value, c[2].Tag, c[2].Value)
+	}
+	cond := Get(tpl.Root, "Conditions", "ReconcileEveryMinute")
+	if cond == nil || cond.Tag != "!Equals" || len(cond.Content) != 2 || !isRef(cond.Content[0], "ReconcileMinutes") || cond.Content[1].Value != "1" {
+		t.Errorf("ReconcileEveryMinute, want !Equals [!Ref ReconcileMinutes, \"1\"]")
+	}
+	param := Get(tpl.Root, "Parameters", "ReconcileMinutes")
+	if d := Get(param, "Default"); d == nil || d.Value != "15" {
+		t.Errorf("ReconcileMinutes default %v, want 15", d)
+	}
+	pat := Get(param, "AllowedPattern")
+	if v := Get(param, "Type"); v == nil || v.Value != "String" || pat == nil {
+		t.Fatal("ReconcileMinutes is not a String with an AllowedPattern (a Number would take 1.5)")
+	}
+	re := regexp.MustCompile(pat.Value)
+	for _, ok := range []string{"1", "2", "15", "60", "1440"} {
+		if !re.MatchString(ok) {
+			t.Errorf("ReconcileMinutes refuses %q", ok)
+		}
+	}
+	for _, bad := range []string{"", "0", "01", "1.5", "-1", "1441", "15 minutes"} {
+		if re.MatchString(bad) {
+			t.Errorf("ReconcileMinutes accepts %q", bad)
+		}
+	}
+	if n := intValue(t, "RetryPolicy.MaximumRetryAttempts", Get(ev, "RetryPolicy", "MaximumRetryAttempts")); n < 1 {
+		t.Errorf("RetryPolicy.MaximumRetryAttempts %d, want retries", n)
+	}
+	if !isGetAtt(Get(ev, "DeadLetterConfig", "Arn"), failed, "Arn") {
+		t.Errorf("DeadLetterConfig.Arn, want !GetAtt %s.Arn", failed)
+	}
+	if v := Get(ev, "OmitName"); v == nil || v.Value != "true" {
+		t.Error("OmitName is not true: SAM would name the schedule by its logical id, colliding between stacks")
+	}
+	if v := Get(ev, "State"); v != nil && v.Value != "ENABLED" {
+		t.Errorf("the schedule's State is %s", v.Value)
+	}
+	// The asynchronous invocations (the schedule's) that fail go to the failed-events queue.
+	dest := Get(tpl.Resource(indexerFn), "Properties", "EventInvokeConfig", "DestinationConfig", "OnFailure")
+	if v := Get(dest, "Type"); v == nil || v.Value != "SQS" || !isGetAtt(Get(dest, "Destination"), failed, "Arn") {
+		t.Errorf("the indexer's on-failure destination, want SQS !GetAtt %s.Arn", failed)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // statements returns the IAM statements of a function's inline policies.
@@ -168,11 +556,12 @@ func statements(tpl *Template, fn string) (out []*Node) {
 	return out
 }
 
+// values returns a scalar's value or a sequence's items' values.
 func values(n *Node) []string {
 	if n == nil {
 		return nil
 	}
-	if len(n.Content) == 0 {
+	if n.Kind == yaml.ScalarNode {
 		return []string{n.Value}
 	}
 	var out []string
@@ -182,49 +571,70 @@ func values(n *Node) []string {
 	return out
 }
 
-func TestPermissions(t *testing.T) {
-	tpl := load(t)
-	grants := func(fn string) map[string][]string {
-		g := map[string][]string{}
-		for _, st := range statements(tpl, fn) {
-			if Get(st, "Effect").Value != "Allow" {
-				continue
-			}
-			for _, a := range values(Get(st, "Action")) {
-				g[a] = append(g[a], values(Get(st, "Resource"))...)
+// grants returns a function's allowed actions, each with the resources it is
+// allowed on as the template writes them (a !Sub string, or "!GetAtt Id.Attr").
+func grants(tpl *Template, fn string) map[string][]string {
+	g := map[string][]string{}
+	for _, st := range statements(tpl, fn) {
+		if Get(st, "Effect").Value != "Allow" {
+			continue
+		}
+		res := Get(st, "Resource")
+		var rs []string
+		items := []*Node{res}
+		if res != nil && len(res.Content) > 0 && res.Tag != "!GetAtt" {
+			items = res.Content
+		}
+		for _, r := range items {
+			if id, attr := GetAtt(r); id != "" {
+				rs = append(rs, "!GetAtt "+id+"."+attr)
+			} else if r != nil {
+				rs = append(rs, r.Value)
 			}
 		}
-		return g
+		for _, a := range values(Get(st, "Action")) {
+			g[a] = append(g[a], rs...)
+		}
 	}
-	ix := grants("IndexerFunction")
+	return g
+}
+
+func TestPermissions(t *testing.T) {
+	tpl := load(t)
+	ix := grants(tpl, indexerFn)
 	if len(ix["s3:ListBucket"]) == 0 {
 		t.Error("indexer: no s3:ListBucket (a missing key would read as 403, not 404)")
 	}
-	for _, r := range ix["s3:PutObject"] {
-		if !strings.HasSuffix(r, "/blobs/*") && !strings.HasSuffix(r, "/catalog/*") {
-			t.Errorf("indexer may write %s; only blobs/* and catalog/*", r)
-		}
+	if got, want := slices.Sorted(slices.Values(ix["s3:PutObject"])),
+		[]string{bucketArn + "/blobs/*", bucketArn + "/catalog/*", bucketArn + "/rendered/*"}; !slices.Equal(got, want) {
+		t.Errorf("indexer PutObject on %q, want only %q", got, want)
 	}
-	if len(ix["s3:PutObject"]) != 2 {
-		t.Errorf("indexer PutObject on %q, want blobs/* and catalog/*", ix["s3:PutObject"])
+	if got := ix["s3:DeleteObject"]; !slices.Equal(got, []string{bucketArn + "/rendered/*"}) {
+		t.Errorf("indexer DeleteObject on %q, want only rendered/*", got)
 	}
 	for a := range ix {
-		if strings.HasPrefix(a, "s3:Delete") || a == "s3:*" {
+		if (strings.HasPrefix(a, "s3:Delete") && a != "s3:DeleteObject") || strings.Contains(a, "*") {
 			t.Errorf("indexer holds %s", a)
 		}
 	}
-	api := grants("ApiFunction")
-	for a := range api {
-		if strings.HasPrefix(a, "s3:") && a != "s3:GetObject" && a != "s3:ListBucket" {
+	if got := ix["sqs:SendMessage"]; !slices.Contains(got, "!GetAtt "+queue+".Arn") {
+		t.Errorf("indexer sqs:SendMessage on %q, want its own queue (a large re-index is fed there)", got)
+	}
+	ap := grants(tpl, apiFn)
+	for a := range ap {
+		if strings.HasPrefix(a, "s3:") && a != "s3:GetObject" && a != "s3:GetObjectVersion" && a != "s3:ListBucket" {
 			t.Errorf("api holds %s; its bucket access is read-only", a)
 		}
 	}
-	if len(api["cloudwatch:PutMetricData"]) == 0 || len(ix["cloudwatch:PutMetricData"]) == 0 {
+	if got := ap["s3:GetObjectVersion"]; !slices.Equal(got, []string{bucketArn + "/*"}) {
+		t.Errorf("api GetObjectVersion on %q, want the bucket's objects (presigned redirects pinned to a VersionId)", got)
+	}
+	if len(ap["cloudwatch:PutMetricData"]) == 0 || len(ix["cloudwatch:PutMetricData"]) == 0 {
 		t.Error("a function cannot put its metrics")
 	}
 	ssm := false
-	for _, pol := range Get(tpl.Resource("ApiFunction"), "Properties", "Policies").Content {
-		if p := Get(pol, "SSMParameterWithSlashPrefixReadPolicy", "ParameterName"); p != nil && p.Tag == "!Ref" && p.Value == "ApiKeyParameterName" {
+	for _, pol := range Get(tpl.Resource(apiFn), "Properties", "Policies").Content {
+		if p := Get(pol, "SSMParameterWithSlashPrefixReadPolicy", "ParameterName"); isRef(p, "ApiKeyParameterName") {
 			ssm = true
 		}
 	}
@@ -242,29 +652,26 @@ func TestHTTPAPIRoutesEverythingToTheFunction(t *testing.T) {
 	if len(apis) != 1 {
 		t.Fatalf("HTTP APIs %q, want one", apis)
 	}
-	api := Get(tpl.Resource(apis[0]), "Properties")
-	if Get(api, "CorsConfiguration") != nil {
+	props := Get(tpl.Resource(apis[0]), "Properties")
+	if Get(props, "CorsConfiguration") != nil {
 		t.Error("the HTTP API has a CorsConfiguration; CORS, 405 and the JSON 404 are the function's own")
 	}
-	if s := Get(api, "StageName"); s != nil && s.Value != "$default" {
+	if s := Get(props, "StageName"); s != nil && s.Value != "$default" {
 		t.Errorf("stage %q: deploy at the origin root ($default)", s.Value)
 	}
-	if Get(api, "DefaultRouteSettings", "ThrottlingRateLimit") == nil {
+	if Get(props, "DefaultRouteSettings", "ThrottlingRateLimit") == nil {
 		t.Error("no throttling")
 	}
 	var routes []string
-	events := Get(tpl.Resource("ApiFunction"), "Properties", "Events")
-	for _, k := range Keys(events) {
-		e := Get(events, k)
-		if Get(e, "Type").Value == "HttpApi" {
-			routes = append(routes, Get(e, "Properties", "Method").Value+" "+Get(e, "Properties", "Path").Value)
-		}
+	for _, k := range tpl.Events(apiFn, "HttpApi") {
+		e := tpl.Event(apiFn, k)
+		routes = append(routes, Get(e, "Method").Value+" "+Get(e, "Path").Value)
 	}
 	slices.Sort(routes)
 	if !slices.Equal(routes, []string{"ANY /", "ANY /{proxy+}"}) {
 		t.Errorf("routes %q, want ANY / and ANY /{proxy+}", routes)
 	}
-	rc := Get(tpl.Resource("ApiFunction"), "Properties", "ReservedConcurrentExecutions")
+	rc := Get(tpl.Resource(apiFn), "Properties", "ReservedConcurrentExecutions")
 	if rc == nil || rc.Tag != "!If" {
 		t.Error("reserved concurrency is not a conditional parameter")
 	}
@@ -289,7 +696,7 @@ func TestAlarmsWatchTheDimensionlessDatapoints(t *testing.T) {
 		if v := Get(p, "TreatMissingData"); v == nil || v.Value != "notBreaching" {
 			t.Errorf("%s: TreatMissingData must be notBreaching", id)
 		}
-		if v := Get(p, "Namespace"); v == nil || v.Tag != "!Ref" || v.Value != "MetricNamespace" {
+		if v := Get(p, "Namespace"); !isRef(v, "MetricNamespace") {
 			t.Errorf("%s: namespace is not the MetricNamespace parameter", id)
 		}
 		if Get(p, "AlarmActions") == nil {
@@ -304,12 +711,177 @@ func TestAlarmsWatchTheDimensionlessDatapoints(t *testing.T) {
 	}
 }
 
+// sqsAlarm returns the Properties of the alarm on metric for the queue.
+func sqsAlarm(tpl *Template, metric, q string) *Node {
+	for _, id := range tpl.ResourcesOfType("AWS::CloudWatch::Alarm") {
+		p := Get(tpl.Resource(id), "Properties")
+		if v := Get(p, "Namespace"); v == nil || v.Value != "AWS/SQS" || Get(p, "MetricName").Value != metric {
+			continue
+		}
+		dims := Get(p, "Dimensions")
+		if dims != nil && len(dims.Content) == 1 && Get(dims.Content[0], "Name").Value == "QueueName" &&
+			isGetAtt(Get(dims.Content[0], "Value"), q, "QueueName") {
+			return p
+		}
+	}
+	return nil
+}
+
+// TestQueueAlarms: a queue that stops draining and messages that reached the
+// failed-events queue both notify.
+func TestQueueAlarms(t *testing.T) {
+	tpl := load(t)
+	vis := intValue(t, "VisibilityTimeout", Get(tpl.Resource(queue), "Properties", "VisibilityTimeout"))
+	for _, c := range []struct {
+		metric, queue string
+		max           int // the highest sensible threshold
+	}{
+		{"ApproximateAgeOfOldestMessage", queue, vis - 1}, // older than a visibility timeout: already redelivered
+		{"ApproximateNumberOfMessagesVisible", failed, 1}, // one failed message is one too many
+	} {
+		p := sqsAlarm(tpl, c.metric, c.queue)
+		if p == nil {
+			t.Errorf("no alarm on %s of %s", c.metric, c.queue)
+			continue
+		}
+		if th := intValue(t, c.metric+" threshold", Get(p, "Threshold")); th < 1 || th > c.max {
+			t.Errorf("%s of %s: threshold %d, want 1 to %d", c.metric, c.queue, th, c.max)
+		}
+		if v := Get(p, "ComparisonOperator"); v == nil || v.Value != "GreaterThanOrEqualToThreshold" {
+			t.Errorf("%s of %s: ComparisonOperator %v", c.metric, c.queue, v)
+		}
+		if v := Get(p, "Statistic"); v == nil || v.Value != "Maximum" {
+			t.Errorf("%s of %s: Statistic %v, want Maximum", c.metric, c.queue, v)
+		}
+		if v := Get(p, "TreatMissingData"); v == nil || v.Value != "notBreaching" {
+			t.Errorf("%s of %s: TreatMissingData must be notBreaching (an idle queue sends no datapoints)", c.metric, c.queue)
+		}
+		if a := Get(p, "AlarmActions"); a == nil || len(a.Content) == 0 {
+			t.Errorf("%s of %s: no alarm action", c.metric, c.queue)
+		}
+	}
+}
+
+// TestDashboard: one dashboard names the stack's own metrics, queues,
+// functions and API, with rejections broken down by reason.
+func TestDashboard(t *testing.T) {
+	tpl := load(t)
+	ids := tpl.ResourcesOfType("AWS::CloudWatch::Dashboard")
+	if len(ids) != 1 {
+		t.Fatalf("dashboards %q, want one", ids)
+	}
+	body := Get(tpl.Resource(ids[0]), "Properties", "DashboardBody")
+	if body == nil || body.Tag != "!Sub" {
+		t.Fatal("DashboardBody is not a !Sub string")
+	}
+	// Every ${…} must be one CloudFormation can substitute.
+	params := Keys(Get(tpl.Root, "Parameters"))
+	for _, m := range regexp.MustCompile(`\$\{([^}!]+)\}`).FindAllStringSubmatch(body.Value, -1) {
+		name, _, _ := strings.Cut(m[1], ".")
+		if !slices.Contains(params, name) && tpl.Resource(name) == nil && !strings.HasPrefix(name, "AWS::") {
+			t.Errorf("the dashboard substitutes ${%s}, which the template does not define", m[1])
+		}
+	}
+	var doc struct {
+		Widgets []struct {
+			Properties struct {
+				Region  string  `json:"region"`
+				Metrics [][]any `json:"metrics"`
+			} `json:"properties"`
+		} `json:"widgets"`
+	}
+	if err := json.Unmarshal([]byte(body.Value), &doc); err != nil {
+		t.Fatalf("DashboardBody is not JSON: %v", err)
+	}
+	// Each metric row as "namespace metric dim=value …"; expressions as themselves.
+	var rows []string
+	for i, w := range doc.Widgets {
+		if w.Properties.Region != "${AWS::Region}" {
+			t.Errorf("widget %d: region %q, want ${AWS::Region}", i, w.Properties.Region)
+		}
+		for _, m := range w.Properties.Metrics {
+			var parts []string
+			for j, v := range m {
+				switch v := v.(type) {
+				case string:
+					if j >= 3 && j%2 == 1 {
+						parts[len(parts)-1] += "=" + v
+					} else {
+						parts = append(parts, v)
+					}
+				case map[string]any:
+					if e, ok := v["expression"].(string); ok {
+						parts = append(parts, e)
+					}
+				}
+			}
+			rows = append(rows, strings.Join(parts, " "))
+		}
+	}
+	want := []string{
+		"${MetricNamespace} UploadPublished",
+		"${MetricNamespace} UploadRejected",
+		"${MetricNamespace} DigestMismatch",
+		`SEARCH('{"${MetricNamespace}",Reason} MetricName="UploadRejected"', 'Sum', 300)`,
+		"AWS/SQS ApproximateAgeOfOldestMessage QueueName=${" + queue + ".QueueName}",
+		"AWS/SQS ApproximateNumberOfMessagesVisible QueueName=${" + queue + ".QueueName}",
+		"AWS/SQS ApproximateNumberOfMessagesVisible QueueName=${" + failed + ".QueueName}",
+		"AWS/ApiGateway 4xx ApiId=${" + httpAPI + "}",
+		"AWS/ApiGateway 5xx ApiId=${" + httpAPI + "}",
+		"AWS/ApiGateway Latency ApiId=${" + httpAPI + "}",
+	}
+	for _, fn := range functions {
+		for _, m := range []string{"Errors", "Throttles", "Duration"} {
+			want = append(want, "AWS/Lambda "+m+" FunctionName=${"+fn+"}")
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(rows, w) {
+			t.Errorf("the dashboard shows no %s", w)
+		}
+	}
+	if !t.Failed() {
+		return
+	}
+	t.Logf("the dashboard's metrics:\n%s", strings.Join(rows, "\n"))
+}
+
 func TestOutputs(t *testing.T) {
 	tpl := load(t)
 	outs := Keys(Get(tpl.Root, "Outputs"))
-	for _, want := range []string{"ApiUrl", "IndexUrl", "BucketName"} {
+	for _, want := range []string{"ApiUrl", "IndexUrl", "BucketName", "IndexerQueueUrl", "DashboardName", "DashboardUrl", "ReindexCommand", "ReconcileCommand"} {
 		if !slices.Contains(outs, want) {
 			t.Errorf("no output %s (have %q)", want, outs)
 		}
+	}
+	for out, payload := range map[string]string{"ReindexCommand": indexer.ReindexPayload, "ReconcileCommand": indexer.ReconcilePayload} {
+		if v := Get(tpl.Root, "Outputs", out, "Value"); v == nil || !strings.Contains(v.Value, "'"+payload+"'") {
+			t.Errorf("%s does not send %s", out, payload)
+		}
+	}
+}
+
+// TestLocalStackInitMirrorsTheNotifications: the LocalStack demo bucket
+// notifies its queue for the template's prefixes and events.
+func TestLocalStackInitMirrorsTheNotifications(t *testing.T) {
+	tpl := load(t)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(Path()), "localstack", "init", "ready.d", "10-skilldrop.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^watched=\(([^)]*)\)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the init script has no watched=(…) list")
+	}
+	got := slices.Sorted(slices.Values(strings.Fields(string(m[1]))))
+	want := slices.Sorted(slices.Values(tpl.NotificationPrefixes(indexerFn)))
+	if !slices.Equal(got, want) {
+		t.Errorf("the init script watches %q, template.yaml %q", got, want)
+	}
+	if !strings.Contains(string(b), `"Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]`) {
+		t.Error("the init script's notifications are not for s3:ObjectCreated:* and s3:ObjectRemoved:*")
+	}
+	if !strings.Contains(string(b), "SqsManagedSseEnabled=true") {
+		t.Error("the init script's queue is not SSE-SQS, as IndexerQueue is")
 	}
 }
