@@ -21,6 +21,8 @@ type Status struct {
 	// Jobs are the re-indexes and reconciles fed through the queue, newest
 	// first, at most MaxJobs.
 	Jobs []Job `json:"jobs,omitempty"`
+	// Verify is what the last verify of the blobs found (nil: none yet).
+	Verify *Verify `json:"verify,omitempty"`
 }
 
 // MaxJobs bounds the jobs kept in the status document.
