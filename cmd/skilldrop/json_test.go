@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,10 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	if err := catalog.UpdateStatus(t.Context(), st, func(s *catalog.Status) error {
 		s.StartJob(catalog.Job{ID: "reindex-1", Kind: "reindex", Started: at, Keys: 2, Done: 2, Finished: &at})
+		// And a verify as `reindex --verify` leaves it (TestReindexVerifyRepairsAndReports runs one).
+		s.SetVerify(catalog.Verify{Started: at, Finished: at, Blobs: 4, Verified: 3, Unrecoverable: 1, Skipped: 1,
+			Problems: []catalog.BlobProblem{{Digest: digest.Of([]byte("x")), State: catalog.BlobUnrecoverable, Code: "source_changed",
+				Message: "…", Kind: catalog.KindSkill, Entry: "x", Version: "1", File: "scripts/x.py", Others: 1}}})
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -14,14 +14,24 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history)",
-		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--log-level L]",
+		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
 then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
 It writes catalog/ and blobs/ into the bucket or directory, as the indexer does.
 
-exit status: 0 when the re-index ran (rejections included), 1 when it failed (run it again: it converges),
-2 on usage errors`,
+With --verify it reconciles no key: it re-hashes every blob the catalog pins for a live entry (each
+version's artifact and each of its files), 8 at a time, and rewrites a missing or tampered one from its
+source when that still validates to the pinned digest (an overwrite conditional on the tampered object's
+ETag; nothing else is written under blobs/). Prints "repaired <kind> <entry> <version> <file|-> <digest>
+(<what it held>) from <source>", "unrecoverable|failed <kind> <entry> <version> <file|-> <digest> <code>:
+<message>", then the counts, which the status document records too; progress goes to stderr for 1000
+blobs or more. It reads every blob: run it from a workstation, not in Lambda. --json prints one JSON
+document instead (its shape is in the README).
+
+exit status: 0 when the re-index ran (rejections included), or with --verify when every blob is intact or
+repaired; 1 when it failed (run it again: it converges), or with --verify when a blob is unrecoverable or
+failed; 2 on usage errors`,
 		run: runReindex,
 	})
 }
@@ -39,8 +49,18 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	level := logLevelFlag(fs, "WARN")
 	namespace := fs.String("metric-namespace", "",
 		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does\n(default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
+	verify := fs.Bool("verify", false, "re-hash and repair the blobs the catalog pins, instead of reconciling the keys")
+	asJSON := fs.Bool("json", false, "with --verify, print one JSON document instead of lines")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	switch {
+	case *asJSON && !*verify:
+		printf(stderr, "skilldrop reindex: --json applies to --verify only\n")
+		return exitUsage
+	case *verify && *namespace != "":
+		printf(stderr, "skilldrop reindex: --metric-namespace has no effect with --verify, which counts no metric\n")
+		return exitUsage
 	}
 	lv, err := level()
 	if err != nil {
@@ -54,6 +74,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer closeStore()
 	logger := obs.NewLogger(stderr, lvl)
+	if *verify {
+		return runVerify(ctx, &tg, st, logger, *asJSON, stdout, stderr)
+	}
 	metrics, err := tg.metrics(metricNamespace(*namespace), logger)
 	if err != nil {
 		printf(stderr, "skilldrop reindex: --metric-namespace: %v\n", err)

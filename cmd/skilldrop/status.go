@@ -52,6 +52,8 @@ type statusDoc struct {
 	Rejections []rejectionStatus `json:"rejections"`
 	Warnings   []keyWarning      `json:"warnings"`
 	Jobs       []catalog.Job     `json:"jobs"`
+	// Verify is the last `reindex --verify` (null: none yet).
+	Verify *catalog.Verify `json:"verify"`
 }
 
 type catalogSummary struct {
@@ -169,7 +171,7 @@ func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) st
 		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
 			BucketConfig: c.Bucket, Held: []string{}},
 		Skills: entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
-		Warnings: []keyWarning{}, Jobs: s.Jobs,
+		Warnings: []keyWarning{}, Jobs: s.Jobs, Verify: s.Verify,
 	}
 	if doc.Jobs == nil {
 		doc.Jobs = []catalog.Job{}
@@ -359,6 +361,7 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 			_ = tw.Flush()
 		}
 	}
+	renderVerify(out, doc.Verify)
 	if len(doc.Warnings) > 0 {
 		out.printf("\nwarnings\n")
 		for _, w := range doc.Warnings {

@@ -123,10 +123,10 @@ func (ix *Indexer) Verify(ctx context.Context, o VerifyOptions) (*VerifyResult, 
 			o.Progress(done, len(blobs))
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
 	res.sort()
+	if err := ctx.Err(); err != nil {
+		return res, err // not recorded: the counts cover only part of the blobs
+	}
 	res.Finished = ix.now().UTC()
 	if err := catalog.UpdateStatus(ctx, ix.store, func(s *catalog.Status) error {
 		s.SetVerify(res.Verify)

@@ -130,7 +130,7 @@ func problemCodes(r *VerifyResult) []string {
 func testBrokenArtifactBlobIsRepaired(t *testing.T, mk envMaker) {
 	for _, tc := range []struct {
 		name   string
-		break_ func(e *env, d digest.Digest, good string)
+		damage func(e *env, d digest.Digest, good string)
 		was    string
 	}{
 		{"same size, other bytes", func(e *env, d digest.Digest, good string) {
@@ -146,7 +146,7 @@ func testBrokenArtifactBlobIsRepaired(t *testing.T, mk envMaker) {
 			e.drop("skills/deploy.md", []byte(doc))
 			e.drop("subagents/reviewer.md", agentDoc("reviewer", "1"))
 			v := e.live(catalog.KindSkill, "deploy").LatestVersion()
-			tc.break_(e, v.Digest, doc)
+			tc.damage(e, v.Digest, doc)
 
 			res := e.verify()
 			// deploy's artifact and its SKILL.md are one blob; the sub-agent's is the other.
@@ -391,7 +391,7 @@ func testARepairLosesToAConcurrentWrite(t *testing.T, mk envMaker) {
 	doc := skillDoc("deploy", "1", "Does deploys.")
 	for _, tc := range []struct {
 		name        string
-		break_      func(e *env, key string)
+		damage      func(e *env, key string)
 		concurrent  []byte
 		wantOptions store.PutOptions
 	}{
@@ -403,7 +403,7 @@ func testARepairLosesToAConcurrentWrite(t *testing.T, mk envMaker) {
 			base := mk(t)
 			base.drop("skills/deploy.md", doc)
 			key := catalog.BlobKey(digest.Of(doc))
-			tc.break_(base, key)
+			tc.damage(base, key)
 			e, spy := spied(t, base)
 			var seen []store.PutOptions
 			spy.beforePut = func(k string, opts store.PutOptions) {
@@ -571,5 +571,24 @@ func TestRewriteRefusesWhatIsNotPinned(t *testing.T) {
 	}
 	if puts := spy.puts(); len(puts) != 0 {
 		t.Fatalf("wrote %v", puts)
+	}
+}
+
+// TestAStoppedVerifyRecordsNothing: a verify stopped part of the way
+// (Ctrl-C) reports the stop and leaves no record whose counts would cover
+// only some of the blobs.
+func TestAStoppedVerifyRecordsNothing(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"a", "b", "c"} {
+		e.drop("skills/"+name+".md", skillDoc(name, "1", "Does "+name+"."))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := e.ix.Verify(ctx, VerifyOptions{Progress: func(int, int) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if v := e.status().Verify; v != nil {
+		t.Fatalf("recorded %+v", v)
 	}
 }
