@@ -10,7 +10,8 @@ import (
 const MaxRejections = 200
 
 // Status is the operator-facing status document (StatusKey): recent
-// rejections with their reasons, and warnings about accepted keys.
+// rejections with their reasons, warnings about accepted keys, and what
+// the last verify of the blobs found.
 type Status struct {
 	Schema    int       `json:"schema"`
 	UpdatedAt time.Time `json:"updatedAt"`
