@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "reindex",
-		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history)",
+		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history); with --verify, re-hash and repair its blobs",
 		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
