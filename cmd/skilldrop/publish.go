@@ -127,7 +127,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer closeStore()
 	lvl, _ := obs.ParseLevel(lv)
 	logger := obs.NewLogger(stderr, lvl)
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger)})
+	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger)})
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -14,7 +16,7 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history); with --verify, re-hash and repair its blobs",
-		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--verify [--json]] [--log-level L]",
+		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--origin URLS] [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
 then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
@@ -49,6 +51,8 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	level := logLevelFlag(fs, "WARN")
 	namespace := fs.String("metric-namespace", "",
 		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does\n(default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
+	originList := fs.String("origin", "", "render the documents too large for one response for these origins (comma-separated https://host,\n"+
+		"as the deployment's SKILLDROP_ORIGINS; default: the origins the catalog records)")
 	verify := fs.Bool("verify", false, "re-hash and repair the blobs the catalog pins, instead of reconciling the keys")
 	asJSON := fs.Bool("json", false, "with --verify, print one JSON document instead of lines")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -68,6 +72,18 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	lvl, _ := obs.ParseLevel(lv)
+	var origins []*url.URL
+	for o := range strings.SplitSeq(*originList, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := indexer.ParseOrigin(o)
+		if err != nil {
+			printf(stderr, "skilldrop reindex: --origin: %v\n", err)
+			return exitUsage
+		}
+		origins = append(origins, u)
+	}
 	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
 	if !ok {
 		return code
@@ -82,7 +98,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printf(stderr, "skilldrop reindex: --metric-namespace: %v\n", err)
 		return exitUsage
 	}
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics, Bucket: tg.bucket})
+	ix, err := indexer.New(indexer.Config{Store: st, Origins: origins, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics, Bucket: tg.bucket})
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitFailure

@@ -52,18 +52,37 @@ func ParseOrigin(raw string) (*url.URL, error) {
 	return &url.URL{Scheme: u.Scheme, Host: strings.ToLower(u.Host)}, nil
 }
 
+// originsFor returns the origins to render c's documents for: the
+// configured ones, else (KeepOrigins) those c records.
+func (ix *Indexer) originsFor(c *catalog.Catalog) []*url.URL {
+	if len(ix.origins) > 0 || !ix.keepOrigins {
+		return ix.origins
+	}
+	var out []*url.URL
+	for _, o := range c.DocumentOrigins {
+		if u, err := ParseOrigin(o); err == nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // documentsStale reports whether c's documents need rendering although
 // nothing was published: they were rendered for other origins, or never.
 func (ix *Indexer) documentsStale(c *catalog.Catalog) bool {
-	if len(ix.origins) == 0 {
+	origins := ix.originsFor(c)
+	if len(origins) == 0 {
 		return len(c.Documents) > 0 || len(c.DocumentOrigins) > 0
 	}
-	return !slices.Equal(c.DocumentOrigins, ix.originNames())
+	return !slices.Equal(c.DocumentOrigins, originNames(origins))
 }
 
-func (ix *Indexer) originNames() []string {
-	out := make([]string, len(ix.origins))
-	for i, o := range ix.origins {
+func originNames(origins []*url.URL) []string {
+	if len(origins) == 0 {
+		return nil
+	}
+	out := make([]string, len(origins))
+	for i, o := range origins {
 		out[i] = discovery.Origin(o)
 	}
 	return out
@@ -75,21 +94,19 @@ func (ix *Indexer) originNames() []string {
 // written again.
 func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trustPins bool) (bool, error) {
 	var docs []catalog.Document
-	if len(ix.origins) > 0 {
+	origins := ix.originsFor(c)
+	if len(origins) > 0 {
 		v := catalog.Compile(c, "")
 		pinned := c.Documents
 		if !trustPins {
 			pinned = nil
 		}
 		var err error
-		if docs, err = ix.documentsOf(ctx, pinned, c, v); err != nil {
+		if docs, err = ix.documentsOf(ctx, origins, pinned, c, v); err != nil {
 			return false, err
 		}
 	}
-	names := ix.originNames()
-	if len(ix.origins) == 0 {
-		names = nil
-	}
+	names := originNames(origins)
 	if reflect.DeepEqual(docs, c.Documents) && slices.Equal(names, c.DocumentOrigins) {
 		return false, nil
 	}
@@ -98,7 +115,7 @@ func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trus
 }
 
 // documentsOf renders and stores the large documents of view v.
-func (ix *Indexer) documentsOf(ctx context.Context, pinned []catalog.Document, c *catalog.Catalog, v *catalog.View) ([]catalog.Document, error) {
+func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned []catalog.Document, c *catalog.Catalog, v *catalog.View) ([]catalog.Document, error) {
 	var docs []catalog.Document
 	add := func(origin, path string, auth bool, body any) error {
 		fd := feeddoc.Render(body, feeddoc.StoredLevel)
@@ -121,7 +138,7 @@ func (ix *Indexer) documentsOf(ctx context.Context, pinned []catalog.Document, c
 	}
 	listings := slices.Sorted(mapKeysOf(c.Listings))
 	for _, auth := range []bool{false, true} {
-		for _, base := range ix.origins {
+		for _, base := range origins {
 			origin := discovery.Origin(base)
 			if err := add(origin, routes.RFCIndex, auth, discovery.TopLevel(v, auth, base)); err != nil {
 				return nil, err

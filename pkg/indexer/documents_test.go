@@ -146,3 +146,30 @@ func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
 		t.Errorf("the overwritten document was not written again (%v)", err)
 	}
 }
+
+// TestAWorkstationKeepsTheDeploymentsOrigins: an indexer without origins
+// of its own but KeepOrigins (the CLI's re-index and publish) renders for
+// the origins the catalog records, so it never drops the documents the
+// deployment serves; one without either drops them.
+func TestAWorkstationKeepsTheDeploymentsOrigins(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	bigBucket(t, e, 300)
+	workstation, err := New(Config{Store: e.st, KeepOrigins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.put("skills/from-a-laptop.md", skillDoc("from-a-laptop", "1", "Published from a workstation."))
+	if _, err := workstation.Reconcile(context.Background(), "skills/from-a-laptop.md"); err != nil {
+		t.Fatal(err)
+	}
+	c := e.catalog()
+	d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	if d == nil || len(c.DocumentOrigins) != 1 {
+		t.Fatalf("the workstation dropped the deployment's documents: %s", dump(c.DocumentOrigins))
+	}
+	got, _, err := store.ReadAll(context.Background(), e.st, d.Identity.Key, 0)
+	if err != nil || !bytes.Contains(got, []byte(`"from-a-laptop"`)) {
+		t.Fatalf("the stored index does not list the workstation's publish (%v)", err)
+	}
+}

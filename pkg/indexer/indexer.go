@@ -75,7 +75,11 @@ type Config struct {
 	Concurrency int
 	// Origins are the public origins (scheme://host) the indexer renders
 	// the large feed documents for (none: the request path renders them).
-	Origins []*url.URL
+	// With KeepOrigins and no Origins, it renders for the origins the
+	// catalog records, as the deployment's indexer configured them: a
+	// workstation's re-index or publish then keeps what the deployment serves.
+	Origins     []*url.URL
+	KeepOrigins bool
 	// Queue is the indexer's own queue, where a reconcile or re-index with
 	// more than InlineKeys keys feeds them in chunks (nil: it reads them
 	// itself, as a workstation does).
@@ -105,6 +109,7 @@ type Indexer struct {
 	queue        queue.Sender
 	inline       int
 	origins      []*url.URL
+	keepOrigins  bool
 }
 
 // New returns an Indexer for cfg.
@@ -131,6 +136,7 @@ func New(cfg Config) (*Indexer, error) {
 		queue:        cfg.Queue,
 		inline:       cfg.InlineKeys,
 		origins:      slices.Clone(cfg.Origins),
+		keepOrigins:  cfg.KeepOrigins,
 	}
 	slices.SortFunc(ix.origins, func(a, b *url.URL) int { return strings.Compare(a.String(), b.String()) })
 	if ix.metrics == nil {
