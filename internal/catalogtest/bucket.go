@@ -91,7 +91,7 @@ func Generate(spec Spec) *Bucket {
 		// Two words and a base-36 serial: unique, valid, and with the
 		// shared prefixes real names have.
 		for {
-			n := names.word() + "-" + names.word() + "-" + strconv.FormatInt(int64(i), 36)
+			n := names.nameWord() + "-" + names.nameWord() + "-" + strconv.FormatInt(int64(i), 36)
 			if len(n) <= 64 && !seen[n] {
 				seen[n] = true
 				return n

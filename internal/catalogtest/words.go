@@ -100,6 +100,19 @@ func newText(seed, stream uint64) *text {
 
 func (t *text) word() string { return vocabulary[t.zipf.Uint64()] }
 
+// stopWords is how many of the most common words never start a name part.
+const stopWords = 30
+
+// nameWord is a word for a skill name: names are made of content words,
+// spread far more evenly than prose (few names start with "the"), a
+// quarter of them rare.
+func (t *text) nameWord() string {
+	if t.rng.IntN(4) == 0 {
+		return vocabulary[len(common)+t.rng.IntN(tailWords)]
+	}
+	return common[stopWords+t.rng.IntN(len(common)-stopWords)]
+}
+
 // sentences returns about n characters (at most n, unless the first word
 // alone is longer) of sentences: capitalised, with commas now and then, each ending in a period.
 // It uses only letters, spaces, commas and periods, so it is a plain YAML
