@@ -2,7 +2,12 @@ package manifest
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/catalogtest"
 )
 
 // BenchmarkIndexAndPage renders and marshals what a client's first two
@@ -33,6 +38,51 @@ func BenchmarkSearch(b *testing.B) {
 		res := get(b, f, "/api/v1/skills?q=review+terraform&take=50")
 		if _, err := json.Marshal(res.Document); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// searchQueries are what BenchmarkSearchScale asks: common description
+// words, a name's first two words (a prefix), an exact name, a rare word.
+// Each is asked of every catalog size; the names come from the first
+// thousand generated skills, which every size shares.
+func searchQueries(b *testing.B, bucket *catalogtest.Bucket) map[string]string {
+	b.Helper()
+	name := bucket.Skills[500].Name
+	parts := strings.Split(name, "-")
+	return map[string]string{
+		"words":  "review terraform",
+		"prefix": parts[0] + "-" + parts[1],
+		"exact":  name,
+		"rare":   "kubernetes rollback",
+	}
+}
+
+// BenchmarkSearchScale is /api/v1/skills?q=… (rank, render a page of up
+// to 50, marshal) by an anonymous caller over generated catalogs of 1,000,
+// 10,000 and 50,000 skills, with the revision's search index built (as the
+// server keeps it). Compare sizes within one run.
+func BenchmarkSearchScale(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		bucket := catalogtest.Generate(catalogtest.Default(n))
+		v := bucket.View(b)
+		f := &Feed{View: v, Base: base, SearchIndex: NewSearchIndex(v)}
+		queries := searchQueries(b, bucket)
+		for _, kind := range []string{"words", "prefix", "exact", "rare"} {
+			target := "/api/v1/skills?take=50&q=" + url.QueryEscape(queries[kind])
+			get(b, f, target) // the index is built on the first search of a revision
+			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
+				b.ReportAllocs()
+				var found int
+				for b.Loop() {
+					res := get(b, f, target)
+					if _, err := json.Marshal(res.Document); err != nil {
+						b.Fatal(err)
+					}
+					found = len(res.Document.([]Summary))
+				}
+				b.ReportMetric(float64(found), "results")
+			})
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -166,7 +167,8 @@ const maxRenders = 64
 // each rendered once per (document, auth class, origin): the RFC index and
 // listings here, the native feed's root, indexes and pages in native.go.
 type snapshot struct {
-	view *catalog.View
+	view   *catalog.View
+	search *manifest.SearchIndex // the view's, built on its first search
 
 	visibleOnce [2]sync.Once
 	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
@@ -202,6 +204,7 @@ type indexRender struct {
 func newSnapshot(v *catalog.View) *snapshot {
 	return &snapshot{
 		view:          v,
+		search:        manifest.NewSearchIndex(v),
 		renders:       newKeptOnce[renderKey, indexRender](maxRenders),
 		nativeRenders: newKeptOnce[nativeKey, nativeRender](maxNativeRenders),
 	}

@@ -203,18 +203,19 @@ type pageSet struct {
 // Resolve's: the feed cannot answer at all.
 func (s *snapshot) native(path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
 	if !s.keepsNative(path, authenticated) {
-		return resolveNative(s.view, path, query, authenticated, base, oneShotLevel)
+		return resolveNative(s, path, query, authenticated, base, oneShotLevel)
 	}
 	// Kept documents (the root, indexes, pages) read no query.
 	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(s.view, path, nil, authenticated, base, keptLevel)
+		doc, res, err := resolveNative(s, path, nil, authenticated, base, keptLevel)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
-	res, err := manifest.Resolve(v, authenticated, base, path, query)
+func resolveNative(s *snapshot, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
+	f := manifest.Feed{View: s.view, Authenticated: authenticated, Base: base, SearchIndex: s.search}
+	res, err := f.Resolve(path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
 	}
