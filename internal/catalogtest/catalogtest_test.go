@@ -172,6 +172,7 @@ var (
 	bucketDir = flag.String("bucket", "", "TestWriteBucket: write a generated bucket into this directory")
 	skills    = flag.Int("skills", 50000, "TestWriteBucket: how many skills")
 	descLen   = flag.Int("desc", 200, "TestWriteBucket: description length")
+	authEvery = flag.Int("auth-every", 10, "TestWriteBucket: every n-th skill is authenticated (0: none)")
 )
 
 // TestWriteBucket writes a generated bucket for measurements by hand:
@@ -183,6 +184,7 @@ func TestWriteBucket(t *testing.T) {
 	}
 	spec := Default(*skills)
 	spec.DescriptionLen = *descLen
+	spec.AuthenticatedEvery = *authEvery
 	Generate(spec).WriteDir(t, *bucketDir)
 }
 

@@ -88,6 +88,7 @@ type Indexer struct {
 	fetchTimeout time.Duration
 	now          func() time.Time
 	workers      int
+	baseline     *baseline // what the last full re-index read, for Watch (local directories only)
 }
 
 // New returns an Indexer for cfg.
@@ -132,6 +133,9 @@ func New(cfg Config) (*Indexer, error) {
 	}
 	if ix.workers <= 0 {
 		ix.workers = DefaultConcurrency
+	}
+	if _, ok := cfg.Store.(localDir); ok {
+		ix.baseline = &baseline{}
 	}
 	return ix, nil
 }
@@ -263,13 +267,14 @@ func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, 
 	var errs []error
 	var orphans []target
 	var cat *catalog.Catalog
+	reindex, read := full, []map[string]observation(nil)
 	for round := 1; ; round++ {
 		pr, d, c, err := ix.round(ctx, keys, orphans, full)
 		if err != nil {
 			errs = append(errs, err)
 			break
 		}
-		cat = c
+		cat, read = c, append(read, pr.seen)
 		errs = append(errs, pr.errs...)
 		changed, err := ix.verify(ctx, pr.seen)
 		if err != nil {
@@ -287,6 +292,9 @@ func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, 
 	}
 	if cat != nil {
 		res.Revision = cat.Revision
+	}
+	if reindex {
+		ix.baseline.record(read)
 	}
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)
