@@ -97,8 +97,9 @@ func (r *ranking) page(skip int) []int {
 // out, and not counted in skip, unless authenticated.
 //
 // Its cost grows with the names q is a prefix of and the posting lists of
-// q's words, never with the rest of the index; a one-word query, or one
-// whose words together fill the page, stops as soon as the page is full.
+// q's words, never with the rest of the index. A one-word query stops once
+// the page is full; when the items holding every word of a longer query
+// fill the page, only its shortest posting list is read through.
 func (x *Index) Search(q Query, authenticated bool, skip, take int) []int {
 	skip, take = max(skip, 0), max(take, 0)
 	if q.IsZero() {
