@@ -1,8 +1,10 @@
 # skilldrop — every entry point a developer, CI or `sam build` uses.
 #
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
-#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), and the
-#                Lambda binaries end to end under aws-lambda-rie
+#   make cli     the operator CLI alone (bin/skilldrop)
+#   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), the
+#                Lambda binaries end to end under aws-lambda-rie, and real clients (the skills CLI and the
+#                official MCP conformance suite)
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 
@@ -33,27 +35,46 @@ FUZZ_TARGETS := pkg/digest:FuzzParse pkg/skillmd:FuzzParseSkill pkg/archive:Fuzz
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-.PHONY: build
-build: build-lambda ## the Lambda binaries (build/*/bootstrap, linux/arm64) and the CLI (bin/skilldrop)
-	$(GO) build -trimpath -o bin/skilldrop ./cmd/skilldrop
+# The version every binary reports (skilldrop --version, the MCP server version, the AWS User-Agent):
+# pkg/buildinfo's, set at link time. `make cli VERSION=v1.2.0` overrides it.
+ifeq ($(origin VERSION),undefined)
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+endif
+VERSION_LDFLAGS := -X github.com/skilldrop/skilldrop/pkg/buildinfo.version=$(VERSION)
 
-# The example bucket is copied, so indexing (catalog/, blobs/) never writes into the repository.
-RUN_DIR := .run/example-bucket
+.PHONY: build
+build: build-lambda cli ## the Lambda binaries (build/*/bootstrap, linux/arm64) and the CLI (bin/skilldrop)
+
+.PHONY: cli
+cli: ## the operator CLI alone, for this machine: bin/skilldrop (no Lambda cross-compiling)
+	$(GO) build -trimpath -ldflags '$(VERSION_LDFLAGS)' -o bin/skilldrop ./cmd/skilldrop
+
+# The example bucket is copied, so indexing (catalog/, blobs/, .skilldrop/) never writes into the repository.
+# The copy is kept between runs (edit it: it is re-indexed as it changes); `make run-reset` starts afresh.
+RUN_DIR ?= .run/example-bucket
 RUN_ADDR ?= 127.0.0.1:8080
 # sha256sum on Linux, shasum on macOS.
 SHA256 := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
 # A key for trying authenticated skills locally; never use it anywhere else.
 DEMO_API_KEY := skilldrop-demo-key
 
-.PHONY: run
-run: ## serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
-	rm -rf $(RUN_DIR) && mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR)
+.PHONY: run run-reset run-dir
+run: run-dir ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
 	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
-		$(GO) run ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
+		$(GO) run -ldflags '$(VERSION_LDFLAGS)' ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
+
+run-reset: ## make run from a fresh copy of examples/bucket (drops the edits to .run/example-bucket)
+	rm -rf $(RUN_DIR)
+	$(MAKE) run
+
+# run-dir copies examples/bucket to RUN_DIR unless a copy is there already.
+run-dir:
+	@if [ -d $(RUN_DIR) ]; then echo "serving $(RUN_DIR) as it is (make run-reset starts from a fresh copy)"; \
+	else mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR) && echo "copied examples/bucket to $(RUN_DIR)"; fi
 
 .PHONY: test
-test: test-unit fuzz test-integration e2e ## every test tier
+test: test-unit fuzz test-integration e2e test-clients test-conformance ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -80,6 +101,8 @@ lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cf
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags e2e ./...
+	$(GO) vet -tags clients ./...
+	$(GO) vet -tags conformance ./...
 	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
 
@@ -106,7 +129,7 @@ e2e: $(RIE) ## the Lambda binaries under aws-lambda-rie, driven with emulator ev
 	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/arm64/indexer,arm64)
 	$(call lambda-bootstrap,api,$(E2E_BUILD)/arm64/api,arm64)
 	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) scripts/emulator.sh run \
-		$(GO) test -count=1 -v -tags e2e -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
+		$(GO) test -count=1 -v -tags e2e -ldflags '$(VERSION_LDFLAGS)' -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
 
 $(RIE):
 	mkdir -p $(BIN)
@@ -131,6 +154,18 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	cd $(NODE_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The clients tier: the real skills CLI against `skilldrop serve` (cmd/skilldrop, build tag clients; the test
+# builds the CLI itself). SKILLDROP_NODE_TOOLS (exported above) makes a missing tool a failure, not a skip.
+.PHONY: test-clients
+test-clients: node-tools ## real clients against skilldrop serve: the skills CLI installs and updates skills
+	$(GO) test -count=1 -tags clients -run '^TestClient' ./cmd/skilldrop/
+
+# The official MCP conformance suite against `skilldrop serve` on a fixture bucket (e2e/mcpconformance, build
+# tag conformance; the test builds the CLI itself): any FAILURE but the diagnostic-tool checks it names fails.
+.PHONY: test-conformance
+test-conformance: node-tools ## the official MCP conformance suite (pinned) against skilldrop serve
+	$(GO) test -count=1 -tags conformance ./e2e/mcpconformance/
+
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)
 	scripts/emulator.sh up
@@ -138,8 +173,8 @@ emulator-down: ## stop the moto_server emulator-up started
 	scripts/emulator.sh down
 
 .PHONY: clean
-clean: ## remove build outputs (not .run/'s emulator pid files: emulator-down still needs them)
-	rm -rf build bin .run/example-bucket
+clean: ## remove build outputs (not .run/: its emulator pid files and your edited example bucket stay)
+	rm -rf build bin
 
 # --- The deployable bundle: Lambda binaries, SAM, LocalStack --------------------------------------------------
 
@@ -147,7 +182,7 @@ clean: ## remove build outputs (not .run/'s emulator pid files: emulator-down st
 # provided.al2023 runtime starts: static (no cgo, so no glibc dependency), without the net/rpc handler that
 # only the retired go1.x runtime used (lambda.norpc), and with no local paths or symbols in the binary.
 define lambda-bootstrap
-CGO_ENABLED=0 GOOS=linux GOARCH=$(3) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$(2)/bootstrap" ./functions/$(1)
+CGO_ENABLED=0 GOOS=linux GOARCH=$(3) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o "$(2)/bootstrap" ./functions/$(1)
 endef
 
 # Architecture of `make build-lambda` (arm64 is what template.yaml deploys; the SAM targets always use it).

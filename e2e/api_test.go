@@ -29,6 +29,7 @@ import (
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
@@ -147,6 +148,8 @@ func inProcessAPI(t testing.TB, cfg aws.Config, bucket, namespace, parameter str
 		Metrics: metrics,
 		Auditor: obs.NewAuditor(logger),
 		Logger:  logger,
+		// make e2e links this test with the version it links the bootstraps with.
+		Version: buildinfo.Version(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -398,18 +401,26 @@ func TestAPIThroughTheRuntimeAPI(t *testing.T) {
 			ID     int `json:"id"`
 			Result struct {
 				Capabilities struct {
-					Experimental map[string]any `json:"experimental"`
+					Experimental struct {
+						AgentSkillsURL struct {
+							URL string `json:"url"`
+						} `json:"agentSkillsUrl"`
+					} `json:"experimental"`
 				} `json:"capabilities"`
 				ServerInfo struct {
-					Name string `json:"name"`
+					Name    string `json:"name"`
+					Version string `json:"version"`
 				} `json:"serverInfo"`
 			} `json:"result"`
 		}
 		if a.StatusCode != http.StatusOK || json.Unmarshal(a.body, &rpc) != nil {
 			t.Fatalf("status %d, body %s", a.StatusCode, clip(a.body))
 		}
-		if got, want := rpc.Result.Capabilities.Experimental["agentSkillsUrl"], gatewayOrigin+indexPath; got != want || rpc.ID != 1 || rpc.Result.ServerInfo.Name != "skilldrop" {
+		if got, want := rpc.Result.Capabilities.Experimental.AgentSkillsURL.URL, gatewayOrigin+indexPath; got != want || rpc.ID != 1 || rpc.Result.ServerInfo.Name != "skilldrop" {
 			t.Errorf("id %d, server %q, agentSkillsUrl %v; want 1, skilldrop, %s", rpc.ID, rpc.Result.ServerInfo.Name, got, want)
+		}
+		if v := rpc.Result.ServerInfo.Version; v != buildinfo.Version() || v == "" {
+			t.Errorf("serverInfo.version %q, want the build's %q", v, buildinfo.Version())
 		}
 	})
 }

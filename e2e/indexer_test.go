@@ -232,6 +232,9 @@ func sortedResult(r *indexer.Result) *indexer.Result {
 func loadCatalog(t testing.TB, st store.Store) *catalog.Catalog {
 	t.Helper()
 	c, _, err := catalog.Load(context.Background(), st)
+	if err == nil {
+		err = c.LoadHistories()
+	}
 	if err != nil {
 		t.Fatalf("load the catalog: %v", err)
 	}
@@ -244,7 +247,10 @@ func withoutTimes(c *catalog.Catalog) *catalog.Catalog {
 	c.UpdatedAt = time.Time{}
 	for _, coll := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range coll {
-			e.WithdrawnAt = nil
+			e.WithdrawnAt, e.FirstPublished = nil, time.Time{}
+			if e.Head != nil {
+				e.Head.PublishedAt = time.Time{}
+			}
 			for i := range e.Versions {
 				e.Versions[i].PublishedAt = time.Time{}
 			}

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,9 +24,9 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 	src := t.TempDir()
 	t.Chdir(src)
 	skilltest.WriteFiles(t, src, map[string]string{
-		"deploy/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
-		"deploy/scripts/run.sh": "echo deploy",
-		"bad.md":                "no frontmatter",
+		"deploy-via-pr/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+		"deploy-via-pr/scripts/run.sh": "echo deploy",
+		"bad.md":                       "no frontmatter",
 	})
 	steps := []struct {
 		args   []string
@@ -32,11 +34,11 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		stdout []string
 	}{
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"no catalog yet"}},
-		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
+		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}},
 		// No Lambda runs here: a re-index indexes what was uploaded.
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}},
-		{[]string{"publish", "--bucket", bucket, "deploy"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
+		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}},
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}},
 		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil},
@@ -77,5 +79,34 @@ func TestReindexOfABucketCountsItsRejections(t *testing.T) {
 	series := awstest.MetricSeries(t, cfg, ns, "")
 	if want := []string{"UploadRejected", "UploadRejected Reason=name_mismatch"}; !slices.Equal(series, want) {
 		t.Fatalf("metrics in %s: %q, want %q", ns, series, want)
+	}
+}
+
+// TestProfileAndRegionFlagsOnABucket: with no AWS settings in the
+// environment but the endpoint, --profile and --region reach the bucket.
+func TestProfileAndRegionFlagsOnABucket(t *testing.T) {
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	home := t.TempDir()
+	config := filepath.Join(home, "config")
+	if err := os.WriteFile(config, []byte("[profile emulator]\naws_access_key_id = "+os.Getenv("AWS_ACCESS_KEY_ID")+
+		"\naws_secret_access_key = "+os.Getenv("AWS_SECRET_ACCESS_KEY")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	region := cfg.Region
+	for _, v := range []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", config)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
+	src := t.TempDir()
+	t.Chdir(src)
+	skilltest.WriteFiles(t, src, map[string]string{"flagged/SKILL.md": skilltest.SkillMD("flagged", "1", "Reached with flags.")})
+	if code, _, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "flagged"); code != exitUsage || !strings.Contains(errOut, "no AWS region") {
+		t.Fatalf("publish without a region: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "--region", region, "flagged")
+	if code != exitOK || !strings.HasPrefix(out, "published skills/flagged.zip flagged 1 ") {
+		t.Fatalf("publish --profile --region: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -1,6 +1,7 @@
-// Command skilldrop is the operator's CLI: it validates skills locally with
-// the indexer's rules and (as the other subcommands land) serves a bucket
-// directory, publishes, re-indexes and reports status.
+// Command skilldrop is the operator's CLI: it validates skills and the
+// operator config locally with the indexer's rules, publishes, re-indexes
+// and reports the status of a bucket or a local directory laid out like
+// one, and serves such a directory with the Lambda's handler.
 //
 // main only dispatches: each subcommand lives in its own file, registers
 // itself from an init function, and keeps its logic in pkg/.
@@ -8,6 +9,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,20 +20,30 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/safetext"
 )
 
 // Exit statuses shared by every subcommand.
 const (
 	exitOK      = 0 // everything succeeded
 	exitFailure = 1 // the command ran and something was rejected or failed
-	exitUsage   = 2 // the command line was wrong
+	exitUsage   = 2 // the command line was wrong: a bad flag, a missing path, a target that cannot be reached as given
 )
 
 // command is one subcommand.
 type command struct {
 	name    string
-	summary string // one line for the usage text
-	args    string // synopsis of the arguments, e.g. "[flags] FILE..."
+	summary string // one line for the command list
+	args    string // synopsis of the arguments, as the README's table writes it
+	// about is the help text after the synopsis: what the command does
+	// beyond the summary, what it writes, and its exit statuses.
+	about string
+	// hidden flags are accepted and never shown (compatibility spellings
+	// that have no effect).
+	hidden []string
 	// run executes the command with its arguments (the command name
 	// removed) and returns the exit status.
 	run func(ctx context.Context, args []string, stdout, stderr io.Writer) int
@@ -72,10 +84,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		printf(stderr, "skilldrop: unknown command %q\n\n", args[0])
+		printf(stderr, "skilldrop: unknown command %s\n\n", safetext.Token(args[0]))
 		usage(stderr)
 		return exitUsage
 	}
@@ -84,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // usage lists the registered commands.
 func usage(w io.Writer) {
-	printf(w, "usage: skilldrop <command> [arguments]\n\ncommands:\n")
+	printf(w, "usage: skilldrop <command> [arguments]\n       skilldrop --version\n\ncommands:\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	names := make([]string, 0, len(commands))
 	for name := range commands {
@@ -95,23 +109,60 @@ func usage(w io.Writer) {
 		printf(tw, "  %s\t%s\n", name, commands[name].summary)
 	}
 	_ = tw.Flush()
-	printf(w, "\nRun 'skilldrop help <command>' for a command's arguments and flags.\n")
+	printf(w, "\nRun 'skilldrop help <command>' for a command's arguments, flags and exit statuses.\n")
 }
 
-// flagSet returns a flag set for c that prints c's usage to stderr.
+// flagSet returns a flag set for c that prints c's help to stderr.
 func (c *command) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("skilldrop "+c.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		printf(stderr, "usage: skilldrop %s %s\n\n%s.\n", c.name, c.args, c.summary)
-		hasFlags := false
-		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-		if hasFlags {
-			printf(stderr, "\nflags:\n")
-			fs.PrintDefaults()
-		}
-	}
+	fs.Usage = func() { c.help(fs, stderr) }
 	return fs
+}
+
+// help writes the synopsis, the summary, the flags (each with its default
+// once, hidden ones left out) and the about text.
+func (c *command) help(fs *flag.FlagSet, w io.Writer) {
+	printf(w, "usage: %s\n\n%s.\n", c.synopsis(), upperFirst(c.summary))
+	var lines []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(c.hidden, f.Name) {
+			return
+		}
+		kind, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		if !isZeroDefault(f) {
+			text += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		lines = append(lines, line+"\n        "+strings.ReplaceAll(text, "\n", "\n        "))
+	})
+	if len(lines) > 0 {
+		printf(w, "\nflags:\n%s\n", strings.Join(lines, "\n"))
+	}
+	if c.about != "" {
+		printf(w, "\n%s\n", strings.TrimSpace(c.about))
+	}
+}
+
+// synopsis is the command line as the README's table writes it.
+func (c *command) synopsis() string { return strings.TrimSpace("skilldrop " + c.name + " " + c.args) }
+
+func isZeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false":
+		return true
+	}
+	return false
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // parseArgs parses flags anywhere among the operands (flag stops at the
@@ -149,11 +200,31 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 		return code, false
 	}
 	if len(operands) > 0 {
-		printf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), operands[0])
+		printf(fs.Output(), "%s: unexpected argument %s\n", fs.Name(), safetext.Token(operands[0]))
 		fs.Usage()
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// logLevelFlag adds --log-level to a command that logs: JSON lines on
+// stderr at or above the level (audit events always), defaulting to
+// $SKILLDROP_LOG_LEVEL, else fallback.
+func logLevelFlag(fs *flag.FlagSet, fallback string) func() (string, error) {
+	level := fs.String("log-level", "", "DEBUG, INFO, WARN or ERROR: the JSON log lines on stderr (audit events always)\n(default: $"+obs.EnvLogLevel+", else "+fallback+")")
+	return func() (string, error) {
+		v := *level
+		if v == "" {
+			v = os.Getenv(obs.EnvLogLevel)
+		}
+		if v == "" {
+			v = fallback
+		}
+		if _, err := obs.ParseLevel(v); err != nil {
+			return "", fmt.Errorf("--log-level: %w", err)
+		}
+		return v, nil
+	}
 }
 
 // printf writes a diagnostic; a failed write to stderr has nowhere better
@@ -174,11 +245,72 @@ func (r *resultWriter) printf(format string, args ...any) {
 	}
 }
 
-// printable quotes an operand echoed into line-oriented output when it
-// holds spaces or control characters, so every line still splits on spaces.
-func printable(s string) string {
-	if s == "" || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		return fmt.Sprintf("%q", s)
+// json writes v as one indented JSON document in which every character
+// that could act on a terminal is a \uXXXX escape (the values are exact).
+func (r *resultWriter) json(v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		r.err = err
+		return
 	}
-	return s
+	r.printf("%s\n", safetext.JSON(b))
+}
+
+// finish returns status, or a failure when the results could not be written.
+func finish(out *resultWriter, stderr io.Writer, status int) int {
+	if out.err != nil {
+		printf(stderr, "skilldrop: write results: %v\n", out.err)
+		return exitFailure
+	}
+	return status
+}
+
+// printable renders a key, name or path echoed into line-oriented output:
+// as it is when it is one plain word, else quoted with every character
+// that could act on a terminal escaped, so every line still splits on
+// spaces and shows what the value really is.
+func printable(s string) string { return safetext.Token(s) }
+
+// oneLine renders a message on its output line: line breaks become spaces
+// and every character that could act on a terminal is escaped.
+func oneLine(s string) string { return safetext.Text(lineBreaks.Replace(s)) }
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// warnLeftOut is the one wording of the dot-file warning: what a folder
+// held that is never published.
+func warnLeftOut(stderr io.Writer, path string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	printf(stderr, "warning %s: %s\n", printable(path), leftOutMessage(names))
+}
+
+func leftOutMessage(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = printable(n)
+	}
+	return "left out of the archive (dot-files are never published; they often hold credentials): " + strings.Join(quoted, ", ")
+}
+
+// runVersion prints the build's version.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := commands["version"].flagSet(stderr)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	out := &resultWriter{w: stdout}
+	out.printf("%s %s\n", buildinfo.Name, buildinfo.Version())
+	return finish(out, stderr, exitOK)
+}
+
+func init() {
+	register(&command{
+		name:    "version",
+		summary: "print the build's version (also: skilldrop --version)",
+		args:    "",
+		about:   "The same version is the MCP server version of `skilldrop serve` and the API function, and is sent in the User-Agent of every AWS request.\n\nexit status: 0",
+		run:     runVersion,
+	})
 }

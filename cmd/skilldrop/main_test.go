@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -26,11 +27,14 @@ func TestDispatch(t *testing.T) {
 		stderrHas string
 	}{
 		{"no command", nil, exitUsage, "", "\n  validate "},
-		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
-		{"help", []string{"help"}, exitOK, "validate skill files and archives", ""},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command frobnicate\n"},
+		{"help", []string{"help"}, exitOK, "validate skill files, folders, archives", ""},
 		{"--help", []string{"--help"}, exitOK, "usage: skilldrop <command>", ""},
 		{"help for a command", []string{"help", "validate"}, exitOK, "-max-entries", ""},
 		{"help for an unknown command", []string{"help", "nope"}, exitUsage, "", `unknown command "nope"`},
+		{"--version", []string{"--version"}, exitOK, "skilldrop " + buildinfo.Version() + "\n", ""},
+		{"version", []string{"version"}, exitOK, "skilldrop " + buildinfo.Version() + "\n", ""},
+		{"version takes no operands", []string{"version", "x"}, exitUsage, "", "unexpected argument x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +57,8 @@ func TestRegisterRefusesDuplicates(t *testing.T) {
 }
 
 func TestPrintable(t *testing.T) {
-	for in, want := range map[string]string{"a.zip": "a.zip", "my skill.zip": `"my skill.zip"`, "a\nb.md": `"a\nb.md"`, "": `""`, "café.md": "café.md"} {
+	for in, want := range map[string]string{"a.zip": "a.zip", "my skill.zip": `"my skill.zip"`, "a\nb.md": `"a\nb.md"`, "": `""`, "café.md": "café.md",
+		hostileKey: `"skills/\u009b31m\u202edm.exe\u200b.md"`} {
 		if got := printable(in); got != want {
 			t.Errorf("printable(%q) = %s, want %s", in, got, want)
 		}
@@ -67,8 +72,16 @@ func TestBinaryExitStatus(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "skilldrop")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	const version = "v9.8.7-test"
+	if out, err := exec.Command("go", "build", "-ldflags", "-X github.com/skilldrop/skilldrop/pkg/buildinfo.version="+version, "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// The version set at link time is what the binary says it is.
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil || string(out) != "skilldrop "+version+"\n" {
+			t.Errorf("skilldrop %s: %q, %v; want skilldrop %s", args[0], out, err, version)
+		}
 	}
 	dir := t.TempDir()
 	good := writeFile(t, dir, "deploy.md", skillDoc("deploy"))

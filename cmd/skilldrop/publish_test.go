@@ -41,12 +41,14 @@ func TestPublishToADirectory(t *testing.T) {
 	src := t.TempDir()
 	t.Chdir(src)
 	skilltest.WriteFiles(t, src, map[string]string{
-		"deploy/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
-		"deploy/scripts/run.sh": "echo deploy",
-		"flat/SKILL.md":         skilltest.SkillMD("flat", "1", "One file."),
-		"flat-folder/SKILL.md":  skilltest.SkillMD("flat", "2", "The same name from another key."),
-		"bad.md":                "no frontmatter",
-		"subagents/reviewer.md": "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
+		"deploy-via-pr/SKILL.md":       skilltest.SkillMD("deploy-via-pr", "1.0", "Deploy through a pull request."),
+		"deploy-via-pr/scripts/run.sh": "echo deploy",
+		"flat/SKILL.md":                skilltest.SkillMD("flat", "1", "One file."),
+		"other/flat/SKILL.md":          skilltest.SkillMD("flat", "2", "The same name from another key."),
+		"mismatch/SKILL.md":            skilltest.SkillMD("other-name", "1", "Named otherwise than its folder."),
+		"auditor/agent.md":             "---\nname: auditor\ndescription: Audits.\n---\nYou audit.\n",
+		"bad.md":                       "no frontmatter",
+		"subagents/reviewer.md":        "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
 	})
 	steps := []struct {
 		name   string
@@ -57,21 +59,25 @@ func TestPublishToADirectory(t *testing.T) {
 		key    string // uploaded; with a leading "!", not uploaded
 		live   string // a skill live in the catalog afterwards
 	}{
-		{"a folder is packed and published", []string{"deploy"}, nil,
+		{"a folder is packed and published", []string{"deploy-via-pr"}, nil,
 			exitOK, "published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:", "skills/deploy-via-pr.zip", "deploy-via-pr"},
-		{"the same folder again is a no-op", []string{"deploy"}, nil,
+		{"the same folder again is a no-op", []string{"deploy-via-pr/"}, nil,
 			exitOK, "unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:", "skills/deploy-via-pr.zip", "deploy-via-pr"},
-		{"changed files under the same label", []string{"deploy"}, map[string]string{"deploy/scripts/run.sh": "echo changed"},
-			exitFailure, "rejected deploy version_exists", "", "deploy-via-pr"},
+		{"changed files under the same label", []string{"deploy-via-pr"}, map[string]string{"deploy-via-pr/scripts/run.sh": "echo changed"},
+			exitFailure, "rejected deploy-via-pr version_exists", "", "deploy-via-pr"},
+		{"a folder named otherwise than its frontmatter is not uploaded", []string{"mismatch"}, nil,
+			exitFailure, `rejected mismatch name_mismatch: "skills/mismatch.zip": the frontmatter name "other-name" differs from "mismatch"`, "!skills/other-name.zip", ""},
+		{"a sub-agent folder publishes its agent.md", []string{"auditor/"}, nil,
+			exitOK, "published subagents/auditor.md auditor ", "subagents/auditor.md", ""},
 		{"a SKILL.md alone", []string{"flat/SKILL.md"}, nil,
 			exitOK, "published skills/flat.md flat 1 ", "skills/flat.md", "flat"},
 		{"a sub-agent", []string{"subagents/reviewer.md"}, nil,
 			exitOK, "published subagents/reviewer.md reviewer ", "subagents/reviewer.md", ""},
 		{"an invalid file is not uploaded", []string{"bad.md"}, nil,
 			exitFailure, "rejected bad.md invalid_frontmatter", "!skills/bad.md", ""},
-		{"a second key for a published name is not uploaded", []string{"flat-folder"}, nil,
-			exitFailure, "rejected flat-folder name_conflict", "!skills/flat.zip", "flat"},
-		{"into a listing", []string{"--listing", "partner-a", "flat-folder"}, nil,
+		{"a second key for a published name is not uploaded", []string{"other/flat"}, nil,
+			exitFailure, "rejected other/flat name_conflict", "!skills/flat.zip", "flat"},
+		{"into a listing", []string{"--listing", "partner-a", "other/flat"}, nil,
 			exitOK, "published listings/partner-a/skills/flat.zip flat 2 ", "listings/partner-a/skills/flat.zip", "partner-a/flat"},
 	}
 	for _, s := range steps {

@@ -14,8 +14,15 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history)",
-		args:    "(--bucket NAME [--metric-namespace NS] | --dir DIR)",
-		run:     runReindex,
+		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--log-level L]",
+		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
+"rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
+then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
+It writes catalog/ and blobs/ into the bucket or directory, as the indexer does.
+
+exit status: 0 when the re-index ran (rejections included), 1 when it failed (run it again: it converges),
+2 on usage errors`,
+		run: runReindex,
 	})
 }
 
@@ -29,24 +36,25 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := commands["reindex"].flagSet(stderr)
 	var tg target
 	tg.flags(fs)
-	level := fs.String("log-level", "WARN", "DEBUG, INFO, WARN or ERROR (JSON lines on stderr; audit events always)")
-	namespace := fs.String("metric-namespace", metricNamespace(),
-		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does (default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
+	level := logLevelFlag(fs, "WARN")
+	namespace := fs.String("metric-namespace", "",
+		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does\n(default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	lvl, err := obs.ParseLevel(*level)
+	lv, err := level()
 	if err != nil {
-		printf(stderr, "skilldrop reindex: --log-level: %v\n", err)
+		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitUsage
 	}
+	lvl, _ := obs.ParseLevel(lv)
 	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
 	if !ok {
 		return code
 	}
 	defer closeStore()
 	logger := obs.NewLogger(stderr, lvl)
-	metrics, err := tg.metrics(*namespace, logger)
+	metrics, err := tg.metrics(metricNamespace(*namespace), logger)
 	if err != nil {
 		printf(stderr, "skilldrop reindex: --metric-namespace: %v\n", err)
 		return exitUsage
@@ -60,10 +68,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := &resultWriter{w: stdout}
 	if res != nil {
 		for _, c := range res.Published {
-			out.printf("published %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), c.Source)
+			out.printf("published %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source))
 		}
 		for _, c := range res.Withdrawn {
-			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), c.Source)
+			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source))
 		}
 		repeats := 0
 		for _, r := range res.Rejected {

@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
-	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -22,9 +24,18 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		summary: "serve a directory laid out like the bucket, re-indexing it as it changes",
-		args:    "[flags]",
-		run:     runServe,
+		summary: "serve a directory laid out like the bucket with the Lambda's handler, re-indexing it as it changes",
+		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--api-key-sha256 HASHES] [--log-level L]",
+		about: `It listens first (a taken port fails before anything is read or written), then indexes DIR and serves it,
+re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON logs on
+stderr.
+
+It writes into DIR, as the indexer writes into the bucket: catalog/ (catalog.json, status.json), blobs/sha256/
+(the validated bytes) and .skilldrop/ (the directory store's temporary files and lock). Serve a copy of a folder
+you keep in version control (make run serves .run/example-bucket, a copy of examples/bucket).
+
+exit status: 0 after Ctrl-C, 1 when it cannot listen, index or serve, 2 on usage errors`,
+		run: runServe,
 	})
 }
 
@@ -38,30 +49,63 @@ const (
 	shutdownGrace   = 5 * time.Second
 )
 
-// runServe indexes DIR, then serves it with the Lambda's handler until the
-// context ends (Ctrl-C), printing the URLs to try on stdout and JSON logs
-// on stderr.
+// httpTimeouts bound how long a connection may take over each part of a
+// request, so a client that trickles its headers or body, or never reads
+// the answer, cannot hold a connection (and its goroutine) for good.
+type httpTimeouts struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// serveTimeouts are serve's; tests shorten them. Read covers headers and
+// body: a POST body capped at 1 MiB arrives well within it.
+var serveTimeouts = httpTimeouts{readHeader: 10 * time.Second, read: 30 * time.Second, write: 60 * time.Second, idle: 120 * time.Second}
+
+// runServe binds the address, indexes DIR, then serves it with the Lambda's
+// handler until the context ends (Ctrl-C), printing the URLs to try on
+// stdout and JSON logs on stderr.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["serve"].flagSet(stderr)
-	dir := fs.String("dir", ".", "the directory to serve, laid out like the bucket (skills/, listings/, subagents/, agent-skills.yaml)")
+	dir := fs.String("dir", ".", "the directory to serve, laid out like the bucket (skills/, listings/, subagents/, files/, agent-skills.yaml)")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
 	baseURL := fs.String("base-url", "", "the public origin to advertise (default: the request's Host)")
 	trustFwd := fs.Bool("trust-forwarded", false, "take the origin from X-Forwarded-Host/-Proto (only behind a proxy that sets them)")
-	hashes := fs.String("api-key-sha256", os.Getenv(apikey.EnvHashes), "comma-separated SHA-256 hashes of the accepted API keys (default $"+apikey.EnvHashes+")")
-	level := fs.String("log-level", os.Getenv(obs.EnvLogLevel), "DEBUG, INFO (default), WARN or ERROR")
+	hashes := fs.String("api-key-sha256", "", "comma-separated SHA-256 hashes of the accepted API keys (default: $"+apikey.EnvHashes+")")
+	level := logLevelFlag(fs, "INFO")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	if *hashes == "" {
+		*hashes = os.Getenv(apikey.EnvHashes)
+	}
 	keys, err := apikey.ParseSet(*hashes)
 	if err != nil {
-		printf(stderr, "skilldrop serve: -api-key-sha256: %v\n", err)
+		printf(stderr, "skilldrop serve: --api-key-sha256: %v\n", err)
 		return exitUsage
 	}
-	lvl, err := obs.ParseLevel(*level)
+	lv, err := level()
 	if err != nil {
-		printf(stderr, "skilldrop serve: -log-level: %v\n", err)
+		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitUsage
 	}
+	lvl, _ := obs.ParseLevel(lv)
+	if *baseURL != "" {
+		if _, err := server.ParseBaseURL(*baseURL); err != nil {
+			printf(stderr, "skilldrop serve: --base-url: %v\n", err)
+			return exitUsage
+		}
+	}
+	if st, err := os.Stat(*dir); errors.Is(err, os.ErrNotExist) || (err == nil && !st.IsDir()) {
+		printf(stderr, "skilldrop serve: --dir %s: no such directory\n", printable(*dir))
+		return exitUsage
+	}
+	// Listen before anything is read or written: a second serve on a taken
+	// port must fail without touching the directory.
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		printf(stderr, "skilldrop serve: %s\n", listenError(*addr, err))
+		return exitFailure
+	}
+	defer func() { _ = l.Close() }()
 	logger := obs.NewLogger(stderr, lvl)
 	auditor := obs.NewAuditor(logger)
 
@@ -85,21 +129,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		TrustForwardedHeaders: *trustFwd,
 		Local:                 true,
 		RevalidateEvery:       revalidateEvery,
+		Version:               buildinfo.Version(),
 	})
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitUsage
 	}
 
-	// Index before listening, so the first request finds a catalog.
+	// Index before serving, so the first request finds a catalog.
 	res, err := ix.Reindex(ctx)
 	if err != nil {
 		printf(stderr, "skilldrop serve: index %s: %v\n", *dir, err)
-		return exitFailure
-	}
-	l, err := net.Listen("tcp", *addr)
-	if err != nil {
-		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitFailure
 	}
 	origin := "http://" + l.Addr().String()
@@ -107,13 +147,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		origin = *baseURL
 	}
 	printf(stdout, "serving %s on http://%s (%s)\n\n", st.Path(), l.Addr(), summary(res))
-	printf(stdout, "  RFC index      %s%s\n", origin, discovery.IndexPath)
-	printf(stdout, "  native feed    %s/manifest.json\n", origin)
-	printf(stdout, "  MCP            POST %s/mcp\n", origin)
+	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
+	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
+	printf(stdout, "  MCP            POST %s%s\n", origin, routes.MCP)
 	if keys.Len() > 0 {
-		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s\n", origin, discovery.IndexPath)
+		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s\n", origin, routes.RFCIndex)
 	}
-	printf(stdout, "\nChanges under %s are re-indexed within seconds; Ctrl-C stops.\n", st.Path())
+	printf(stdout, "\nChanges under %s are re-indexed within seconds (catalog/, blobs/ and .skilldrop/ there are written by serve); Ctrl-C stops.\n", st.Path())
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
@@ -121,11 +161,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer close(watched)
 		_ = ix.Watch(wctx, watchEvery) // returns when wctx ends; failures are logged and retried
 	}()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(h, logger, serveTimeouts)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 
@@ -146,6 +182,27 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stopWatch()
 	<-watched
 	return status
+}
+
+// newHTTPServer is serve's http.Server: h behind bounded request handling.
+func newHTTPServer(h http.Handler, logger *slog.Logger, t httpTimeouts) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.readHeader,
+		ReadTimeout:       t.read,
+		WriteTimeout:      t.write,
+		IdleTimeout:       t.idle,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// listenError says why addr cannot be listened on and what to do.
+func listenError(addr string, err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Sprintf("cannot listen on %s: the address is already in use (another skilldrop serve?); "+
+			"choose another with --addr HOST:PORT (make run: RUN_ADDR=HOST:PORT)", addr)
+	}
+	return fmt.Sprintf("cannot listen on %s: %v; choose another address with --addr HOST:PORT", addr, err)
 }
 
 // summary describes the start-up index in a few words.

@@ -187,10 +187,10 @@ func TestServeUsage(t *testing.T) {
 		code int
 		has  string
 	}{
-		{"operand", []string{"serve", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{"operand", []string{"serve", "extra"}, exitUsage, "unexpected argument extra\n"},
 		{"a key instead of a hash", []string{"serve", "--api-key-sha256", "sk-secret"}, exitUsage, "-api-key-sha256"},
 		{"bad base URL", []string{"serve", "--dir", os.TempDir(), "--base-url", "https://x.example/prod"}, exitUsage, "public base URL"},
-		{"missing directory", []string{"serve", "--dir", filepath.Join(os.TempDir(), "skilldrop-no-such-dir-xyz")}, exitFailure, "open store directory"},
+		{"missing directory", []string{"serve", "--dir", filepath.Join(os.TempDir(), "skilldrop-no-such-dir-xyz")}, exitUsage, "skilldrop-no-such-dir-xyz: no such directory"},
 		{"help", []string{"help", "serve"}, exitOK, "-addr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

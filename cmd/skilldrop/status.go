@@ -8,10 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -19,19 +23,94 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "print the published skills and sub-agents with their latest versions, and the recent rejections",
-		args:    "(--bucket NAME | --dir DIR) [--all] [--rejections N]",
-		run:     runStatus,
+		args:    "(--bucket NAME [--region R] [--profile P] | --dir DIR) [--all] [--rejections N] [--json]",
+		about: `Reads catalog/catalog.json and catalog/status.json; writes nothing. Each rejection is marked with what
+became of it since: open (still the last word on its key), fixed (a later version was published from the key, or
+a later agent-skills.yaml put in force), deleted (the key is gone) or superseded (a later rejection of the key).
+Keys and messages are printed with every character that could act on a terminal escaped; --json keeps the exact
+values (such characters as \uXXXX escapes). The JSON shape is in the README.
+
+exit status: 0 (also when nothing was indexed yet), 1 when the catalog cannot be read, 2 on usage errors`,
+		run: runStatus,
 	})
 }
 
+// The states of a rejection in status.
+const (
+	stateOpen       = "open"
+	stateFixed      = "fixed"
+	stateDeleted    = "deleted"
+	stateSuperseded = "superseded"
+)
+
+// statusDoc is the JSON shape of `status --json` (README: "status --json").
+type statusDoc struct {
+	Target     string            `json:"target"`
+	Catalog    *catalogSummary   `json:"catalog"` // null: nothing was indexed yet
+	Skills     []entrySummary    `json:"skills"`
+	Subagents  []entrySummary    `json:"subagents"`
+	Rejections []rejectionStatus `json:"rejections"`
+	Warnings   []keyWarning      `json:"warnings"`
+	Jobs       []catalog.Job     `json:"jobs"`
+}
+
+type catalogSummary struct {
+	Revision  int64     `json:"revision"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Size is the catalog object's size, Limit the most its readers accept.
+	Size   int64          `json:"size"`
+	Limit  int64          `json:"limit"`
+	Config *configSummary `json:"config"` // null: no agent-skills.yaml in force
+	// BucketConfig is set while the bucket's agent-skills.yaml is not the
+	// one in force (deleted, unreadable or invalid): Held are the keys whose
+	// publication waits for a valid one.
+	BucketConfig *catalog.BucketConfig `json:"bucketConfig"`
+	Held         []string              `json:"held"`
+}
+
+type configSummary struct {
+	Digest    digest.Digest `json:"digest"`
+	AppliedAt time.Time     `json:"appliedAt"`
+}
+
+type entrySummary struct {
+	ID          string   `json:"id"` // the name, or <listing>/<name> for a listing's own skill
+	Name        string   `json:"name"`
+	Listing     string   `json:"listing,omitempty"`
+	Latest      string   `json:"latest"`
+	Type        string   `json:"type"`
+	Visibility  string   `json:"visibility"`
+	Versions    int      `json:"versions"`
+	Source      string   `json:"source"`
+	Withdrawn   bool     `json:"withdrawn"`
+	ExternalURL string   `json:"externalUrl,omitempty"`
+	Listings    []string `json:"listings,omitempty"`
+	Contenders  []string `json:"contenders,omitempty"`
+}
+
+type rejectionStatus struct {
+	Time    time.Time `json:"time"`
+	Key     string    `json:"key"`
+	Name    string    `json:"name,omitempty"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	State   string    `json:"state"`
+}
+
+type keyWarning struct {
+	Key     string `json:"key"`
+	Message string `json:"message"`
+}
+
 // runStatus reads the catalog and the status document of the target and
-// prints them as tables. A target with no catalog yet is not an error.
+// prints them. A target with no catalog yet is not an error.
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["status"].flagSet(stderr)
 	var tg target
 	tg.flags(fs)
 	all := fs.Bool("all", false, "also list withdrawn skills and sub-agents")
 	limit := fs.Int("rejections", 20, "how many recent rejections to print (0: none)")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of tables")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -44,10 +123,16 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	defer closeStore()
-	c, _, err := catalog.Load(ctx, st)
+	out := &resultWriter{w: stdout}
+	c, info, err := catalog.Load(ctx, st)
 	if errors.Is(err, store.ErrNotFound) {
-		printf(stdout, "%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
-		return exitOK
+		if *asJSON {
+			out.json(statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{},
+				Warnings: []keyWarning{}, Jobs: []catalog.Job{}})
+		} else {
+			out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
+		}
+		return finish(out, stderr, exitOK)
 	}
 	if err != nil {
 		printf(stderr, "skilldrop status: %v\n", err)
@@ -61,78 +146,223 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		printf(stderr, "skilldrop status: %v\n", err)
 		return exitFailure
 	}
-	out := &resultWriter{w: stdout}
-	renderStatus(out, tg.String(), c, s, *all, *limit)
+	rs := s.Rejections
+	if len(rs) > *limit {
+		rs = rs[:*limit]
+	}
+	doc := summarize(tg.String(), c, s, *all)
+	doc.Catalog.Size = info.Size
+	doc.Rejections = judge(ctx, st, c, s.Rejections, rs, stderr)
+	if *asJSON {
+		out.json(doc)
+	} else {
+		renderStatus(out, doc, *limit)
+	}
 	return finish(out, stderr, exitOK)
 }
 
-// renderStatus writes the catalog and status document as tables.
-func renderStatus(out *resultWriter, where string, c *catalog.Catalog, s *catalog.Status, all bool, limit int) {
-	out.printf("%s: catalog revision %d, updated %s\n", where, c.Revision, c.UpdatedAt.UTC().Format(time.RFC3339))
-	if c.Config != nil {
-		out.printf("config: agent-skills.yaml %s, in force since %s\n", c.Config.Digest, c.Config.AppliedAt.UTC().Format(time.RFC3339))
+// summarize turns the catalog and status document into the status shape
+// (rejections aside).
+func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) statusDoc {
+	doc := statusDoc{
+		Target: where,
+		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
+			BucketConfig: c.Bucket, Held: []string{}},
+		Skills: entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
+		Warnings: []keyWarning{}, Jobs: s.Jobs,
 	}
-	entries := func(title string, list []*catalog.Entry) {
-		tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
-		n := 0
+	if doc.Jobs == nil {
+		doc.Jobs = []catalog.Job{}
+	}
+	for _, key := range slices.Sorted(maps.Keys(c.Sources)) {
+		if c.Sources[key].Held {
+			doc.Catalog.Held = append(doc.Catalog.Held, key)
+		}
+	}
+	if c.Config != nil {
+		doc.Catalog.Config = &configSummary{Digest: c.Config.Digest, AppliedAt: c.Config.AppliedAt.UTC()}
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.Warnings)) {
+		for _, w := range s.Warnings[key] {
+			doc.Warnings = append(doc.Warnings, keyWarning{Key: key, Message: w})
+		}
+	}
+	return doc
+}
+
+func entries(list []*catalog.Entry, all bool) []entrySummary {
+	out := []entrySummary{}
+	for _, e := range list {
+		if !all && !e.Live() {
+			continue
+		}
+		typ := ""
+		if v := e.LatestVersion(); v != nil {
+			typ = string(v.Type)
+		}
+		out = append(out, entrySummary{
+			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Type: typ, Visibility: string(e.Visibility),
+			Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
+			Listings: e.Listings, Contenders: e.Contenders,
+		})
+	}
+	return out
+}
+
+// judge marks each shown rejection with what became of it: superseded by a
+// later rejection of the same key (and name), fixed by a later publish from
+// the key (or a later config put in force), deleted when the key is gone
+// (one HEAD per key, at most a few at once), else open. all is every
+// rejection recorded, newest first; shown the ones to mark.
+func judge(ctx context.Context, st store.Store, c *catalog.Catalog, all, shown []catalog.Rejection, stderr io.Writer) []rejectionStatus {
+	out := make([]rejectionStatus, len(shown))
+	var heads []int
+	for i, r := range shown {
+		out[i] = rejectionStatus{Time: r.Time.UTC(), Key: r.Key, Name: r.Name, Code: r.Code, Message: r.Message, State: stateOpen}
+		switch {
+		case supersededAt(all, i):
+			out[i].State = stateSuperseded
+		case fixedSince(c, r):
+			out[i].State = stateFixed
+		default:
+			heads = append(heads, i)
+		}
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed error
+		sem    = make(chan struct{}, 8)
+	)
+	for _, i := range heads {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, err := st.Head(ctx, out[i].Key)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				out[i].State = stateDeleted
+			case err != nil && failed == nil:
+				failed = err
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		printf(stderr, "warning: cannot tell which rejected keys were deleted since: %v\n", failed)
+	}
+	return out
+}
+
+// supersededAt reports whether a rejection newer than all[i] (all is newest
+// first) was recorded for the same key and name.
+func supersededAt(all []catalog.Rejection, i int) bool {
+	for _, r := range all[:i] {
+		if r.Key == all[i].Key && r.Name == all[i].Name {
+			return true
+		}
+	}
+	return false
+}
+
+// fixedSince reports whether the catalog shows a publish from r's key after
+// r: an entry whose latest version was read from the key (or, for an entry
+// of agent-skills.yaml, that entry) and published later; for the config
+// itself, a config applied later. The latest version is enough: an entry
+// has one source at a time, so a later publish from the key is either the
+// latest or followed by more from the same key.
+func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
+	if r.Key == artifact.ConfigKey && r.Name == "" {
+		return c.Config != nil && c.Config.AppliedAt.After(r.Time)
+	}
+	for _, list := range [][]*catalog.Entry{c.SortedSkills(), c.SortedSubagents()} {
 		for _, e := range list {
-			if !all && !e.Live() {
+			if r.Name != "" && e.Name != r.Name {
 				continue
 			}
-			if n == 0 {
-				out.printf("\n%s\n", title)
-				_, _ = io.WriteString(tw, "  NAME\tLATEST\tTYPE\tVISIBILITY\tVERSIONS\tSOURCE\tNOTE\n")
+			if v := e.LatestVersion(); v != nil && (v.SourceKey == r.Key || e.Source == r.Key) && v.PublishedAt.After(r.Time) {
+				return true
 			}
-			n++
-			typ := ""
-			if v := e.LatestVersion(); v != nil {
-				typ = string(v.Type)
-			}
+		}
+	}
+	return false
+}
+
+// renderStatus writes the status document as tables, every key, name and
+// message escaped for the terminal.
+func renderStatus(out *resultWriter, doc statusDoc, limit int) {
+	out.printf("%s: catalog revision %d, updated %s\n", printable(doc.Target), doc.Catalog.Revision, doc.Catalog.UpdatedAt.Format(time.RFC3339))
+	cat := doc.Catalog
+	out.printf("catalog: %s of its %s limit (%d%%)\n", bytesize.Format(cat.Size), bytesize.Format(cat.Limit), 100*cat.Size/max(cat.Limit, 1))
+	if cfg := cat.Config; cfg != nil {
+		out.printf("config: %s %s, in force since %s\n", artifact.ConfigKey, cfg.Digest, cfg.AppliedAt.Format(time.RFC3339))
+	}
+	if b := cat.BucketConfig; b != nil {
+		out.printf("the bucket's %s is %s since %s: the config in force stays, and new publications are held until a valid one is uploaded\n",
+			artifact.ConfigKey, b.State, b.Since.UTC().Format(time.RFC3339))
+	}
+	if len(cat.Held) > 0 {
+		out.printf("\nheld (published once a valid %s is in force): %d\n", artifact.ConfigKey, len(cat.Held))
+		for _, k := range cat.Held {
+			out.printf("  %s\n", printable(k))
+		}
+	}
+	for _, j := range doc.Jobs {
+		state := "running"
+		if j.Finished != nil {
+			state = "finished " + j.Finished.UTC().Format(time.RFC3339)
+		}
+		out.printf("%s %s, started %s: %d of %d keys reconciled, %s\n", j.Kind, j.ID, j.Started.UTC().Format(time.RFC3339), j.Done, j.Keys, state)
+	}
+	table := func(title string, list []entrySummary) {
+		if len(list) == 0 {
+			out.printf("\n%s: none\n", title)
+			return
+		}
+		out.printf("\n%s\n", title)
+		tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
+		_, _ = io.WriteString(tw, "  NAME\tLATEST\tTYPE\tVISIBILITY\tVERSIONS\tSOURCE\tNOTE\n")
+		for _, e := range list {
 			var notes []string
 			if e.Withdrawn {
 				notes = append(notes, "withdrawn")
 			}
 			if e.ExternalURL != "" {
-				notes = append(notes, "external "+e.ExternalURL)
+				notes = append(notes, "external "+printable(e.ExternalURL))
 			}
 			if len(e.Listings) > 0 {
-				notes = append(notes, "listings "+strings.Join(e.Listings, ","))
+				notes = append(notes, "listings "+strings.Join(quoteAll(e.Listings), ","))
 			}
 			if len(e.Contenders) > 0 {
-				notes = append(notes, "contenders "+strings.Join(e.Contenders, ","))
+				notes = append(notes, "contenders "+strings.Join(quoteAll(e.Contenders), ","))
 			}
-			_, _ = io.WriteString(tw, "  "+strings.Join([]string{e.ID(), printable(e.Latest), typ, string(e.Visibility),
-				strconv.Itoa(len(e.Versions)), e.Source, strings.Join(notes, "; ")}, "\t")+"\n")
-		}
-		if n == 0 {
-			out.printf("\n%s: none\n", title)
+			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), e.Type, e.Visibility,
+				strconv.Itoa(e.Versions), printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
 		}
 		_ = tw.Flush()
 	}
-	entries("skills", c.SortedSkills())
-	entries("sub-agents", c.SortedSubagents())
+	table("skills", doc.Skills)
+	table("sub-agents", doc.Subagents)
 	if limit > 0 {
-		rs := s.Rejections
-		if len(rs) > limit {
-			rs = rs[:limit]
-		}
-		if len(rs) == 0 {
+		if len(doc.Rejections) == 0 {
 			out.printf("\nrecent rejections: none\n")
 		} else {
 			out.printf("\nrecent rejections (newest first)\n")
 			tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
-			for _, r := range rs {
-				_, _ = io.WriteString(tw, "  "+strings.Join([]string{r.Time.UTC().Format(time.RFC3339), printable(r.Key), r.Code, oneLine(r.Message)}, "\t")+"\n")
+			_, _ = io.WriteString(tw, "  TIME\tSTATE\tKEY\tCODE\tMESSAGE\n")
+			for _, r := range doc.Rejections {
+				_, _ = io.WriteString(tw, "  "+strings.Join([]string{r.Time.Format(time.RFC3339), r.State, printable(r.Key), r.Code, oneLine(r.Message)}, "\t")+"\n")
 			}
 			_ = tw.Flush()
 		}
 	}
-	if len(s.Warnings) > 0 {
+	if len(doc.Warnings) > 0 {
 		out.printf("\nwarnings\n")
-		for _, key := range slices.Sorted(maps.Keys(s.Warnings)) {
-			for _, w := range s.Warnings[key] {
-				out.printf("  %s: %s\n", printable(key), oneLine(w))
-			}
+		for _, w := range doc.Warnings {
+			out.printf("  %s: %s\n", printable(w.Key), oneLine(w.Message))
 		}
 	}
 }

@@ -109,3 +109,27 @@ func TestReindexThatFailsPrintsNoSummary(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, no summary, the error on stderr", code, out, errOut)
 	}
 }
+
+// TestStatusShowsFullnessAndHolds: status says how full the catalog is, and
+// while the bucket's config is refused, that publications are held and which.
+func TestStatusShowsFullnessAndHolds(t *testing.T) {
+	bucket := t.TempDir()
+	skilltest.WriteFiles(t, bucket, map[string]string{"skills/x.md": skillDoc("x")})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	_, out, _ := runCLI("status", "--dir", bucket)
+	if !strings.Contains(out, "catalog: ") || !strings.Contains(out, "of its 256 MiB limit (0%)") || strings.Contains(out, "held") {
+		t.Fatalf("status of a healthy bucket:\n%s", out)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "skills: [\n", "skills/later.md": skillDoc("later")})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	_, out, _ = runCLI("status", "--dir", bucket)
+	for _, want := range []string{"the bucket's agent-skills.yaml is invalid since", "held (published once a valid agent-skills.yaml is in force): 1", "  skills/later.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -3,138 +3,379 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/publish"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
 func init() {
 	register(&command{
 		name:    "validate",
-		summary: "validate skill files and archives with the rules the indexer applies",
-		args:    "[flags] FILE...",
-		run:     runValidate,
+		summary: "validate skill files, folders, archives, sub-agents and agent-skills.yaml with the rules the indexer applies",
+		args:    "[--subagent] [--json] [--max-…] FILE-or-FOLDER...",
+		about: `Each FILE-or-FOLDER is read as the bucket contract reads it:
+  <name>.md, <name>.zip, <name>.tar.gz, <name>.tgz  a skill (a .md is a sub-agent with --subagent or below a subagents/ directory)
+  <name>/SKILL.md, <name>/agent.md                 a skill-md skill, a sub-agent
+  <name>/ holding SKILL.md                         what skilldrop publish uploads: the zip it packs, skills/<name>.zip;
+                                                   inside a directory laid out like the bucket (.../skills/<name>/),
+                                                   what the bucket serves: its SKILL.md alone, as a skill-md
+  <name>/ holding agent.md (and no SKILL.md)       a sub-agent: its agent.md
+  agent-skills.yaml                                the operator config
+The name a file or folder name implies must equal the frontmatter's (name_mismatch).
+
+Prints one line per argument: "ok <path> <name> <type> <digest>" (for agent-skills.yaml: "ok <path> - config <digest>")
+or "rejected <path> <code>: <message>"; warnings and notes on stderr. With --json, one JSON document instead
+(its shape is in the README).
+
+exit status: 0 when all are valid, 1 when any is rejected, 2 on usage errors (a bad flag, a path that does not exist)`,
+		hidden: []string{"max-clock-skew-secs"},
+		run:    runValidate,
 	})
 }
 
-// codeUnreadable is the rejection code for a file that cannot be read.
+// codeUnreadable is the rejection code for a path that exists but cannot
+// be read (permissions, an I/O error).
 const codeUnreadable = "unreadable"
 
-// runValidate prints one line per file, "ok <file> <name> <type> <digest>"
-// or "rejected <file> <code>: <message>", and warnings on stderr. It exits
-// 0 when every file is valid, 1 when any is rejected.
+// validation is the outcome for one argument; it is also the JSON shape
+// of `validate --json` (README: "validate --json").
+type validation struct {
+	Path    string        `json:"path"`
+	OK      bool          `json:"ok"`
+	Name    string        `json:"name,omitempty"`
+	Type    string        `json:"type,omitempty"` // skill-md, archive, agent-md or config
+	Version string        `json:"version,omitempty"`
+	Digest  digest.Digest `json:"digest,omitzero"`
+	Size    int64         `json:"size,omitempty"`
+	// Key is the bucket key the bytes described are (or would be) at.
+	Key      string   `json:"key,omitempty"`
+	Code     string   `json:"code,omitempty"`
+	Message  string   `json:"message,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Publish is what `skilldrop publish` uploads instead, for a folder the
+	// bucket serves otherwise (a skill folder inside a bucket layout).
+	Publish *publishForm `json:"publish,omitempty"`
+}
+
+// publishForm is what publish would upload, or why it would refuse.
+type publishForm struct {
+	Key     string        `json:"key,omitempty"`
+	Type    string        `json:"type,omitempty"`
+	Digest  digest.Digest `json:"digest,omitzero"`
+	Code    string        `json:"code,omitempty"`
+	Message string        `json:"message,omitempty"`
+}
+
+// runValidate validates every argument and prints the outcomes.
 func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["validate"].flagSet(stderr)
-	subagent := fs.Bool("subagent", false, "read .md files as sub-agents (agent.md); paths with a subagents/ element always are")
+	subagent := fs.Bool("subagent", false, "read .md files and folders as sub-agents (agent.md); paths below a subagents/ directory always are")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of lines")
 	lim := archive.DefaultLimits()
-	fs.Int64Var(&lim.MaxArtifactBytes, "max-artifact-bytes", lim.MaxArtifactBytes, "cap on each file's size; may lower, never raise, the default")
-	fs.Int64Var(&lim.MaxExpandedBytes, "max-expanded-bytes", lim.MaxExpandedBytes, "cap on an archive's decompressed file content (0: the default)")
-	fs.Int64Var(&lim.MaxMetadataBytes, "max-metadata-bytes", lim.MaxMetadataBytes, "cap on an archive's decompressed headers (tar headers, PAX records; 0: the default)")
-	fs.IntVar(&lim.MaxEntries, "max-entries", lim.MaxEntries, "cap on an archive's entries, directories included (0: the default)")
-	fs.Float64Var(&lim.MaxRatio, "max-decompression-ratio", lim.MaxRatio, "cap on an archive's content bytes ÷ archive bytes (0: the default)")
+	fs.Int64Var(&lim.MaxArtifactBytes, "max-artifact-bytes", lim.MaxArtifactBytes, "cap on each artifact's size (it may be lowered, never raised)")
+	fs.Int64Var(&lim.MaxExpandedBytes, "max-expanded-bytes", lim.MaxExpandedBytes, "cap on an archive's decompressed file content")
+	fs.Int64Var(&lim.MaxMetadataBytes, "max-metadata-bytes", lim.MaxMetadataBytes, "cap on an archive's decompressed headers (tar headers, PAX records)")
+	fs.IntVar(&lim.MaxEntries, "max-entries", lim.MaxEntries, "cap on an archive's entries, directories included")
+	fs.Float64Var(&lim.MaxRatio, "max-decompression-ratio", lim.MaxRatio, "cap on an archive's content bytes ÷ archive bytes")
 	fs.IntVar(&lim.MaxClockSkewSecs, "max-clock-skew-secs", lim.MaxClockSkewSecs, "accepted for configuration compatibility; no effect")
-	files, code, ok := parseArgs(fs, args)
+	paths, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
 	}
-	if len(files) == 0 {
-		printf(stderr, "skilldrop validate: no FILE given\n")
+	if len(paths) == 0 {
+		printf(stderr, "skilldrop validate: no FILE-or-FOLDER given\n")
 		fs.Usage()
 		return exitUsage
 	}
 	if lim.MaxArtifactBytes > archive.DefaultMaxArtifactBytes {
-		printf(stderr, "skilldrop validate: -max-artifact-bytes may lower the %d-byte limit, not raise it\n", archive.DefaultMaxArtifactBytes)
+		printf(stderr, "skilldrop validate: --max-artifact-bytes may lower the %s limit, not raise it\n", bytesize.Format(archive.DefaultMaxArtifactBytes))
 		return exitUsage
 	}
 	if _, err := lim.Effective(); err != nil {
 		printf(stderr, "skilldrop validate: %v\n", err)
 		return exitUsage
 	}
+	if code, ok := checkPathsExist("skilldrop validate", paths, stderr); !ok {
+		return code
+	}
 	status := exitOK
-	out := &resultWriter{w: stdout}
-	for _, f := range files {
-		a, err := validateFile(f, *subagent, lim, stderr)
-		if err != nil {
+	results := make([]validation, 0, len(paths))
+	for _, p := range paths {
+		v := validatePath(p, *subagent, lim)
+		if !v.OK {
 			status = exitFailure
-			out.printf("rejected %s %s\n", printable(f), oneLine(rejection(err)))
-			continue
 		}
-		out.printf("ok %s %s %s %s\n", printable(f), a.Name, a.Type, a.Digest)
-		for _, w := range a.Warnings {
-			printf(stderr, "warning %s: %s\n", printable(f), oneLine(w))
+		results = append(results, v)
+	}
+	out := &resultWriter{w: stdout}
+	if *asJSON {
+		out.json(struct {
+			OK      bool         `json:"ok"`
+			Results []validation `json:"results"`
+		}{status == exitOK, results})
+		return finish(out, stderr, status)
+	}
+	for _, v := range results {
+		switch {
+		case !v.OK:
+			out.printf("rejected %s %s: %s\n", printable(v.Path), v.Code, oneLine(v.Message))
+		case v.Type == typeConfig:
+			out.printf("ok %s - %s %s\n", printable(v.Path), v.Type, v.Digest)
+		default:
+			out.printf("ok %s %s %s %s\n", printable(v.Path), v.Name, v.Type, v.Digest)
+		}
+		for _, w := range v.Warnings {
+			printf(stderr, "warning %s: %s\n", printable(v.Path), oneLine(w))
+		}
+		if n := publishNote(v); n != "" {
+			printf(stderr, "note %s: %s\n", printable(v.Path), n)
 		}
 	}
-	if out.err != nil {
-		printf(stderr, "skilldrop validate: write results: %v\n", out.err)
-		return exitFailure
-	}
-	return status
+	return finish(out, stderr, status)
 }
 
-// validateFile reads one local file, refusing an oversized one unread, and
-// validates it as the indexer would the key its name implies.
-func validateFile(path string, subagent bool, lim archive.Limits, stderr io.Writer) (*artifact.Artifact, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return validateFolder(path, lim, stderr)
+// typeConfig is the type validate reports agent-skills.yaml as.
+const typeConfig = "config"
+
+// checkPathsExist refuses, as a usage error, paths that do not exist:
+// nothing is validated or uploaded when one was mistyped.
+func checkPathsExist(cmd string, paths []string, stderr io.Writer) (int, bool) {
+	ok := true
+	for _, p := range paths {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			printf(stderr, "%s: %s: no such file or directory\n", cmd, printable(p))
+			ok = false
+		}
 	}
-	k, err := artifact.LocalKey(path, subagent)
+	if !ok {
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// validatePath validates one argument.
+func validatePath(p string, subagent bool, lim archive.Limits) validation {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return rejected(p, err)
+	case st.IsDir():
+		return validateFolder(p, subagent, lim)
+	case filepath.Base(p) == artifact.ConfigKey:
+		return validateConfig(p)
+	}
+	return validateFile(p, subagent, lim)
+}
+
+// validateFile validates a file as the key the bucket would hold it at: its
+// own key when it lies in a directory laid out like the bucket, else the
+// key `skilldrop publish` uploads it to.
+func validateFile(p string, subagent bool, lim archive.Limits) validation {
+	up, err := publish.Prepare(p, publish.Options{Subagent: subagent, Limits: lim})
+	if err != nil {
+		return rejected(p, err)
+	}
+	key := up.Key
+	if bk, ok := artifact.BucketKeyOf(p); ok && (!subagent || bk.Kind == artifact.KindSubagent) {
+		key = bk.Key
+	}
+	return validateAs(p, key, up.Body, lim)
+}
+
+// validateFolder validates a folder as what publish uploads, except where
+// the bucket reads it otherwise: a skill folder inside a bucket layout
+// (.../skills/<name>/) is served as its SKILL.md alone, a skill-md, which is
+// what is reported, with publish's archive beside it.
+func validateFolder(dir string, subagent bool, lim archive.Limits) validation {
+	skillPath := filepath.Join(dir, artifact.SkillFile)
+	if bk, ok := artifact.BucketKeyOf(skillPath); ok && !subagent && bk.Kind == artifact.KindSkill && isRegular(skillPath) {
+		return validateServedFolder(dir, skillPath, bk, lim)
+	}
+	up, err := publish.Prepare(dir, publish.Options{Subagent: subagent, Limits: lim})
+	if err != nil {
+		return rejected(dir, err)
+	}
+	key := up.Key
+	if bk, ok := artifact.BucketKeyOf(filepath.Join(dir, artifact.AgentFile)); ok && !up.Packed && bk.Kind == artifact.KindSubagent {
+		key = bk.Key
+	}
+	v := validateAs(dir, key, up.Body, lim)
+	if len(up.LeftOut) > 0 {
+		v.Warnings = append(v.Warnings, leftOutMessage(up.LeftOut))
+	}
+	if len(up.Ignored) > 0 {
+		v.Warnings = append(v.Warnings, "only its agent.md is published; ignored: "+strings.Join(quoteAll(up.Ignored), ", "))
+	}
+	return v
+}
+
+// validateServedFolder validates a skill folder of a bucket layout as the
+// indexer reads it (its SKILL.md, the other files ignored with a warning)
+// and says what publish would upload from it instead.
+func validateServedFolder(dir, skillPath string, bk artifact.Key, lim archive.Limits) validation {
+	data, err := readBounded(skillPath, lim)
+	if err != nil {
+		return rejected(dir, err)
+	}
+	v := validateAs(dir, bk.Key, data, lim)
+	if beside := besideFiles(dir); len(beside) > 0 {
+		v.Warnings = append(v.Warnings, artifact.BesideWarning(artifact.Key{Kind: artifact.KindBeside, Name: bk.Name, Listing: bk.Listing})+": "+
+			strings.Join(quoteAll(beside), ", "))
+	}
+	up, err := publish.Prepare(dir, publish.Options{Listing: bk.Listing, Limits: lim})
+	if err == nil {
+		pv := validateAs(dir, up.Key, up.Body, lim)
+		if pv.OK {
+			v.Publish = &publishForm{Key: up.Key, Type: pv.Type, Digest: pv.Digest}
+			return v
+		}
+		v.Publish = &publishForm{Code: pv.Code, Message: pv.Message}
+		return v
+	}
+	r := rejected(dir, err)
+	v.Publish = &publishForm{Code: r.Code, Message: r.Message}
+	return v
+}
+
+// publishNote says what publish does differently with a folder.
+func publishNote(v validation) string {
+	switch p := v.Publish; {
+	case p == nil:
+		return ""
+	case p.Code != "":
+		return fmt.Sprintf("the bucket serves %s alone; `skilldrop publish` would refuse the folder: %s: %s", v.Key, p.Code, p.Message)
+	default:
+		return fmt.Sprintf("the bucket serves %s alone, as a %s; `skilldrop publish` uploads the folder packed instead, as %s: an %s, %s",
+			v.Key, v.Type, p.Key, p.Type, p.Digest)
+	}
+}
+
+// validateAs validates data as the object at key, with the rules the
+// indexer applies to it.
+func validateAs(p, key string, data []byte, lim archive.Limits) validation {
+	k, err := artifact.ParseKey(key)
+	if err != nil {
+		return rejected(p, err)
+	}
+	a, err := artifact.Validate(k, data, lim)
+	if err != nil {
+		return rejected(p, err)
+	}
+	return validation{
+		Path: p, OK: true, Name: a.Name, Type: string(a.Type), Version: a.Version, Digest: a.Digest, Size: a.Size,
+		Key: key, Warnings: a.Warnings,
+	}
+}
+
+// validateConfig validates the operator config as the indexer will when it
+// is uploaded (collisions with other keys of the bucket aside).
+func validateConfig(p string) validation {
+	data, err := readAtMost(p, skillsconfig.MaxBytes)
+	if err != nil {
+		return rejected(p, err)
+	}
+	cfg, err := skillsconfig.Parse(data)
+	if err != nil {
+		var ce *skillsconfig.Error
+		if errors.As(err, &ce) {
+			msg := ce.Msg
+			if ce.Field != "" {
+				msg = ce.Field + ": " + msg
+			}
+			return validation{Path: p, Code: ce.Code(), Message: msg}
+		}
+		return rejected(p, err)
+	}
+	return validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
+}
+
+// rejected is the outcome for an error: its stable code when it has one,
+// else unreadable.
+func rejected(p string, err error) validation {
+	if e, ok := artifact.AsError(err); ok {
+		msg := e.Msg
+		if e.Entry != "" {
+			msg = fmt.Sprintf("%q: %s", e.Entry, e.Msg)
+		}
+		return validation{Path: p, Code: e.Code, Message: msg}
+	}
+	return validation{Path: p, Code: codeUnreadable, Message: err.Error()}
+}
+
+// readBounded reads an artifact file, refusing an oversized one unread.
+func readBounded(p string, lim archive.Limits) ([]byte, error) {
+	st, err := os.Stat(p)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	if err := artifact.CheckSize(st.Size(), lim); err != nil {
+		return nil, err
+	}
+	data, err := readAtMost(p, lim.MaxArtifactBytes)
+	if err != nil {
+		return nil, err
+	}
+	return data, artifact.CheckSize(int64(len(data)), lim)
+}
+
+// readAtMost reads at most limit+1 bytes of p: bounded even when its size
+// was not the truth (a pipe, a file growing while read).
+func readAtMost(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	if st, err := f.Stat(); err != nil {
-		return nil, err
-	} else if err := artifact.CheckSize(st.Size(), lim); err != nil {
-		return nil, err
-	}
-	// Bounded even when the size above was not the truth (a pipe, a file
-	// growing while read).
-	data, err := io.ReadAll(io.LimitReader(f, lim.MaxArtifactBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	return artifact.Validate(k, data, lim)
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
-// validateFolder validates a skill folder as what `skilldrop publish` would
-// upload: the zip it packs, under the key it would use.
-func validateFolder(dir string, lim archive.Limits, stderr io.Writer) (*artifact.Artifact, error) {
-	if _, err := os.Stat(filepath.Join(dir, "SKILL.md")); errors.Is(err, fs.ErrNotExist) {
-		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a skill folder holds a SKILL.md at its root"}
-	}
-	up, err := publish.Prepare(dir, publish.Options{Limits: lim})
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range up.LeftOut {
-		printf(stderr, "warning %s: %s is left out (dot-files are never packed)\n", printable(dir), printable(name))
-	}
-	k, err := artifact.ParseKey(up.Key)
-	if err != nil {
-		return nil, err
-	}
-	return artifact.Validate(k, up.Body, lim)
+// besideFiles lists what a skill folder holds beside its SKILL.md (dot-files
+// aside, which the bucket ignores too), slash-separated, sorted.
+func besideFiles(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return fs.SkipDir // an unreadable directory: nothing of it is listed
+		case p == dir:
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if !d.IsDir() && rel != artifact.SkillFile {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
 }
 
-// rejection renders err as "<code>: <message>".
-func rejection(err error) string {
-	if _, ok := artifact.AsError(err); ok {
-		return err.Error()
-	}
-	return codeUnreadable + ": " + err.Error()
+func isRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
-// oneLine keeps a message on its output line.
-func oneLine(s string) string { return lineBreaks.Replace(s) }
-
-var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = printable(n)
+	}
+	return out
+}

@@ -27,15 +27,13 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
-
-// version is set at build time (-ldflags "-X main.version=…").
-var version = "dev"
 
 // settings is what the environment configures.
 type settings struct {
@@ -85,7 +83,7 @@ func main() {
 		os.Exit(1)
 	}
 	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithAppID(buildinfo.AppID()))
 	if err != nil {
 		fail("load AWS configuration", err)
 	}
@@ -101,14 +99,18 @@ func main() {
 		}
 		keys = apikey.Union(param, s.hashes)
 	}
+	bucket := store.NewS3(awsCfg, s.bucket)
 	h, err := server.New(server.Config{
-		Store:         store.NewS3(awsCfg, s.bucket),
-		Keys:          keys,
-		Metrics:       metrics,
-		Auditor:       obs.NewAuditor(logger),
-		Logger:        logger,
-		PublicBaseURL: s.baseURL,
-		Version:       version,
+		Store:            bucket,
+		Keys:             keys,
+		Metrics:          metrics,
+		Auditor:          obs.NewAuditor(logger),
+		Logger:           logger,
+		PublicBaseURL:    s.baseURL,
+		Version:          buildinfo.Version(),
+		MaxResponseBytes: lambdahttp.MaxResponseBytes,
+		Fits:             lambdahttp.Fits,
+		Presigner:        bucket,
 	})
 	if err != nil {
 		fail("configuration", err)

@@ -11,6 +11,10 @@
 //	SKILLDROP_MAX_ENTRIES
 //	SKILLDROP_MAX_EXPANDED_BYTES
 //	SKILLDROP_MAX_DECOMPRESSION_RATIO
+//	SKILLDROP_ORIGINS                  comma-separated origins (https://host) the large feed
+//	                                   documents are rendered into the bucket for
+//	SKILLDROP_QUEUE_URL                the indexer's own queue, where a large re-index or
+//	                                   reconcile is fed in chunks (unset: it reads every key itself)
 //	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
 package main
 
@@ -19,17 +23,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/queue"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -37,19 +46,31 @@ import (
 type settings struct {
 	bucket    string
 	namespace string
+	queueURL  string
+	origins   []*url.URL
 	limits    archive.Limits
 	level     slog.Level
 }
 
 // parseEnv reads the settings; every bad value is an error naming the variable.
 func parseEnv(getenv func(string) string) (settings, error) {
-	s := settings{bucket: getenv("SKILLDROP_BUCKET"), namespace: getenv("SKILLDROP_METRIC_NAMESPACE")}
+	s := settings{bucket: getenv("SKILLDROP_BUCKET"), namespace: getenv("SKILLDROP_METRIC_NAMESPACE"), queueURL: getenv("SKILLDROP_QUEUE_URL")}
 	if s.bucket == "" {
 		return s, fmt.Errorf("SKILLDROP_BUCKET is required")
 	}
 	var err error
 	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
 		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
+	}
+	for o := range strings.SplitSeq(getenv("SKILLDROP_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		u, err := indexer.ParseOrigin(o)
+		if err != nil {
+			return s, fmt.Errorf("SKILLDROP_ORIGINS: %w", err)
+		}
+		s.origins = append(s.origins, u)
 	}
 	ints := []struct {
 		name string
@@ -89,7 +110,7 @@ func main() {
 	}
 	logger := obs.NewLogger(os.Stdout, s.level)
 	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithAppID(buildinfo.AppID()))
 	if err != nil {
 		logger.Error("indexer: load AWS configuration", "error", err.Error())
 		os.Exit(1)
@@ -99,6 +120,10 @@ func main() {
 		logger.Error("indexer: SKILLDROP_METRIC_NAMESPACE", "error", err.Error())
 		os.Exit(1)
 	}
+	var q queue.Sender
+	if s.queueURL != "" {
+		q = queue.NewSQS(sqs.NewFromConfig(awsCfg), s.queueURL)
+	}
 	ix, err := indexer.New(indexer.Config{
 		Store:   store.NewS3(awsCfg, s.bucket),
 		Bucket:  s.bucket,
@@ -106,16 +131,18 @@ func main() {
 		Auditor: obs.NewAuditor(logger),
 		Logger:  logger,
 		Limits:  s.limits,
+		Queue:   q,
+		Origins: s.origins,
 	})
 	if err != nil {
 		logger.Error("indexer: configuration", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(func(ctx context.Context, raw json.RawMessage) (*indexer.Result, error) {
+	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) {
 		id := ""
 		if lc, ok := lambdacontext.FromContext(ctx); ok {
 			id = lc.AwsRequestID
 		}
-		return ix.WithRequestID(id).Handle(ctx, raw)
+		return ix.WithRequestID(id).Respond(ctx, raw)
 	})
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"log/slog"
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,10 +21,13 @@ func TestParseEnv(t *testing.T) {
 		{"every setting", map[string]string{
 			"SKILLDROP_BUCKET": "b", "SKILLDROP_METRIC_NAMESPACE": "Team/Skills", "SKILLDROP_LOG_LEVEL": "debug",
 			"SKILLDROP_MAX_ARTIFACT_BYTES": "1048576", "SKILLDROP_MAX_ENTRIES": "50", "SKILLDROP_MAX_EXPANDED_BYTES": "2097152",
-			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5",
-		}, settings{bucket: "b", namespace: "Team/Skills", level: slog.LevelDebug, limits: archive.Limits{
-			MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
-		}}, ""},
+			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5", "SKILLDROP_QUEUE_URL": "http://127.0.0.1:4566/000000000000/q",
+			"SKILLDROP_ORIGINS": "https://Skills.Example.com, https://abc.execute-api.eu-west-1.amazonaws.com",
+		}, settings{bucket: "b", namespace: "Team/Skills", queueURL: "http://127.0.0.1:4566/000000000000/q", level: slog.LevelDebug,
+			origins: []*url.URL{{Scheme: "https", Host: "skills.example.com"}, {Scheme: "https", Host: "abc.execute-api.eu-west-1.amazonaws.com"}},
+			limits: archive.Limits{
+				MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
+			}}, ""},
 		{"no bucket", map[string]string{}, settings{}, "SKILLDROP_BUCKET"},
 		{"a cap above the ceiling", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ARTIFACT_BYTES": "5000000"}, settings{}, "SKILLDROP_MAX_ARTIFACT_BYTES"},
 		{"a cap that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ENTRIES": "many"}, settings{}, "SKILLDROP_MAX_ENTRIES"},
@@ -30,6 +35,8 @@ func TestParseEnv(t *testing.T) {
 		{"a ratio below one", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_DECOMPRESSION_RATIO": "0.5"}, settings{}, "SKILLDROP_MAX_DECOMPRESSION_RATIO"},
 		{"a ratio that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_DECOMPRESSION_RATIO": "NaN"}, settings{}, "SKILLDROP_MAX_DECOMPRESSION_RATIO"},
 		{"an unknown log level", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_LOG_LEVEL": "LOUD"}, settings{}, "SKILLDROP_LOG_LEVEL"},
+		{"an origin with a path", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_ORIGINS": "https://x.example/prod"}, settings{}, "SKILLDROP_ORIGINS"},
+		{"an origin without a scheme", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_ORIGINS": "x.example"}, settings{}, "SKILLDROP_ORIGINS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,7 +50,7 @@ func TestParseEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("settings %+v, want %+v", got, tt.want)
 			}
 		})

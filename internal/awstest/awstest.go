@@ -95,6 +95,21 @@ func Bucket(t testing.TB, cfg aws.Config) string {
 	return name
 }
 
+// VersionedBucket is Bucket with versioning enabled, as template.yaml
+// deploys the bucket.
+func VersionedBucket(t testing.TB, cfg aws.Config) string {
+	t.Helper()
+	name := Bucket(t, cfg)
+	_, err := S3(cfg).PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{
+		Bucket:                  &name,
+		VersioningConfiguration: &s3types.VersioningConfiguration{Status: s3types.BucketVersioningStatusEnabled},
+	})
+	if err != nil {
+		t.Fatalf("enable versioning on %s: %v", name, err)
+	}
+	return name
+}
+
 // DeleteBucket removes every object version and the bucket; failures are logged, not fatal.
 func DeleteBucket(t testing.TB, client *s3.Client, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

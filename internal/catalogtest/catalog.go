@@ -7,7 +7,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
-	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // Catalog is the catalog the bucket's sources describe, built directly
@@ -38,11 +38,11 @@ func (b *Bucket) Catalog(t testing.TB) *catalog.Catalog {
 		e := &catalog.Entry{
 			Name: it.Name, Kind: it.Kind, Listing: it.Listing, Source: it.Key, Visibility: vis,
 			Listings: it.Listings, Latest: Version,
-			Versions: []catalog.Version{{
-				Label: Version, Digest: digest.Of(body), Type: typ, Format: it.Format, Size: int64(len(body)),
-				SourceKey: it.Key, PublishedAt: Epoch.Add(time.Duration(n) * time.Second), Description: it.Description,
-			}},
 		}
+		e.SetVersions([]catalog.Version{{
+			Label: Version, Digest: digest.Of(body), Type: typ, Format: it.Format, Size: int64(len(body)),
+			SourceKey: it.Key, PublishedAt: Epoch.Add(time.Duration(n) * time.Second), Description: it.Description,
+		}})
 		n++
 		return e
 	}
@@ -51,7 +51,7 @@ func (b *Bucket) Catalog(t testing.TB) *catalog.Catalog {
 		if it.Listing == "" {
 			e.Path = "/" + it.Key
 		} else {
-			e.Path = skillsconfig.ListingPrefix(it.Listing) + "skills/" + it.Name + ".md"
+			e.Path = routes.ListingPrefix(it.Listing) + "skills/" + it.Name + ".md"
 		}
 		c.Skills[e.ID()] = e
 	}

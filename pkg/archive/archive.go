@@ -16,7 +16,9 @@
 // entry concerned.
 //
 // An accepted archive has a valid SKILL.md at its root; Validate returns its
-// parsed frontmatter, the entry list and the digest of the archive's bytes.
+// parsed frontmatter, the entry list, every regular file with its digest,
+// size, media type and content (read once, while validating), and the
+// digest of the archive's bytes.
 package archive
 
 import (
@@ -27,6 +29,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -172,6 +175,9 @@ type Result struct {
 	Skill  *skillmd.Skill
 	// Entries in archive order.
 	Entries []Entry
+	// Files are the regular files (tar hard links included), in path
+	// order, with their digests, media types and content.
+	Files []File
 	// ExpandedBytes is the file content read; MetadataBytes the metadata
 	// counted against MaxMetadataBytes.
 	ExpandedBytes int64
@@ -216,7 +222,7 @@ func (v *validator) runGuarded(f Format) (res *Result, err error) {
 }
 
 func tooLarge(size, limit int64) *Error {
-	return fail(CodeTooLarge, "", "the archive is %d bytes, more than max_artifact_bytes (%d)", size, limit)
+	return fail(CodeTooLarge, "", "the archive is larger than max_artifact_bytes: %s", bytesize.Exceeds(size, limit))
 }
 
 // Stable error codes. Errors from the root SKILL.md carry pkg/skillmd's codes

@@ -73,8 +73,11 @@ func TestBombsStopWithinBudget(t *testing.T) {
 }
 
 func TestAllocationsDoNotGrowWithContent(t *testing.T) {
-	// The same 100 entries with 1 KiB or 64 KiB each: content size must
-	// not change the allocation count beyond SKILL.md's own buffer.
+	// The same 100 entries with 1 KiB or 64 KiB each: every file's content
+	// is kept in one buffer sized up front, so 64 times the content must
+	// not change the allocation count beyond collection noise (sync.Pool
+	// refills after the extra garbage collections); a buffer that grows as
+	// chunks arrive costs about one allocation per file more.
 	build := func(size int, format Format) []byte {
 		files := []file{{name: "SKILL.md", body: skill}}
 		for i := range 100 {
@@ -95,7 +98,7 @@ func TestAllocationsDoNotGrowWithContent(t *testing.T) {
 			})
 		}
 		a, b := allocs(small), allocs(large)
-		if b > a+3 {
+		if b > a+a/50 {
 			t.Errorf("%s: %v allocations with 1 KiB files, %v with 64 KiB files: content allocates", format, a, b)
 		}
 		t.Logf("%s: %v allocations for 101 entries (1 KiB files), %v (64 KiB files)", format, a, b)

@@ -165,16 +165,20 @@ func (v *validator) tarEntry(tr *tar.Reader, c *tarCounter, hdr *tar.Header) err
 	if err != nil {
 		return err
 	}
+	if k == kindHardlink {
+		v.keepLink(name, hdr.Linkname)
+	}
 	if k != kindFile {
 		return nil
 	}
-	var keep *bytes.Buffer
-	if name == skillName {
-		keep, v.foundSkill = &v.skill, true
-	}
-	n, _, rerr := v.readContent(raw, tr, hdr.Size, false, false, keep)
+	rec := v.newRecord(name, hdr.Size)
+	n, _, rerr := v.readContent(raw, tr, hdr.Size, false, false, rec)
 	if rerr != nil {
 		return rerr
+	}
+	v.keepFile(rec)
+	if name == skillName {
+		v.skill, v.foundSkill = rec.buf.Bytes(), true
 	}
 	v.entries[len(v.entries)-1].Size = n
 	c.padding = -n & (tarBlock - 1)

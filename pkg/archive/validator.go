@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -9,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -39,7 +39,10 @@ type validator struct {
 	reg     *registry
 	buf     []byte
 
-	skill      bytes.Buffer // the root SKILL.md's content
+	files  []File         // the regular files read so far
+	byPath map[string]int // index in files by registry key, for hard links
+
+	skill      []byte // the root SKILL.md's content
 	foundSkill bool
 }
 
@@ -72,6 +75,7 @@ func (v *validator) run(want Format) (*Result, error) {
 	}
 	v.buf = make([]byte, copyBufSize)
 	v.reg = newRegistry(64)
+	v.byPath = map[string]int{}
 	var err error
 	switch want {
 	case FormatZip:
@@ -97,6 +101,7 @@ func (v *validator) run(want Format) (*Result, error) {
 		Size:          int64(len(v.data)),
 		Skill:         s,
 		Entries:       v.entries,
+		Files:         v.sortedFiles(),
 		ExpandedBytes: v.content,
 		MetadataBytes: v.meta,
 	}, nil
@@ -114,7 +119,7 @@ func (v *validator) countEntry(raw string) *Error {
 func (v *validator) addMeta(entry string, n int64) *Error {
 	v.meta += n
 	if v.meta > v.lim.MaxMetadataBytes {
-		return fail(CodeMetadataTooLarge, entry, "archive metadata exceeds max_metadata_bytes (%d)", v.lim.MaxMetadataBytes)
+		return fail(CodeMetadataTooLarge, entry, "archive metadata exceeds max_metadata_bytes (%s)", bytesize.Format(v.lim.MaxMetadataBytes))
 	}
 	return nil
 }
@@ -122,18 +127,19 @@ func (v *validator) addMeta(entry string, n int64) *Error {
 // capError reports content beyond the binding content cap.
 func (v *validator) capError(entry string) *Error {
 	if v.capCode == CodeRatioExceeded {
-		return fail(CodeRatioExceeded, entry, "content exceeds max_decompression_ratio (%g) × the archive's %d bytes", v.lim.MaxRatio, len(v.data))
+		return fail(CodeRatioExceeded, entry, "content exceeds max_decompression_ratio (%g) × the archive's %s", v.lim.MaxRatio, bytesize.Format(int64(len(v.data))))
 	}
-	return fail(CodeExpandedTooLarge, entry, "content exceeds max_expanded_bytes (%d)", v.lim.MaxExpandedBytes)
+	return fail(CodeExpandedTooLarge, entry, "content exceeds max_expanded_bytes (%s)", bytesize.Format(v.lim.MaxExpandedBytes))
 }
 
 // readContent reads one entry's content to its end, counting every byte
 // against the content cap as it arrives and asking r for no more than one
 // byte beyond what the cap (and the declared size, when declared >= 0)
 // allows, so a bomb is stopped within its budget. It returns the bytes read
-// and, when sum is set, their CRC-32; keep, when not nil, receives a copy.
-// decompressed says r is a decompressor whose output counts as produced.
-func (v *validator) readContent(entry string, r io.Reader, declared int64, decompressed, sum bool, keep *bytes.Buffer) (int64, uint32, error) {
+// and, when sum is set, their CRC-32; keep, when not nil, receives them as
+// they arrive. decompressed says r is a decompressor whose output counts as
+// produced.
+func (v *validator) readContent(entry string, r io.Reader, declared int64, decompressed, sum bool, keep io.Writer) (int64, uint32, error) {
 	var n int64
 	var crc uint32
 	for {
@@ -164,7 +170,7 @@ func (v *validator) readContent(entry string, r io.Reader, declared int64, decom
 				crc = crc32.Update(crc, crc32.IEEETable, chunk)
 			}
 			if keep != nil {
-				keep.Write(chunk)
+				_, _ = keep.Write(chunk) // a fileRecord: cannot fail
 			}
 		}
 		if err == io.EOF {
@@ -256,7 +262,7 @@ func (v *validator) parseSkill() (*skillmd.Skill, error) {
 		}
 		return nil, fail(CodeMissingSkillMD, skillName, "%s", msg)
 	}
-	s, err := skillmd.ParseSkill(v.skill.Bytes())
+	s, err := skillmd.ParseSkill(v.skill)
 	if err != nil {
 		if se, ok := skillmd.AsError(err); ok {
 			msg := se.Msg

@@ -237,9 +237,11 @@ func (v *validator) zip() error {
 			}
 			r = fr
 		}
-		var keep *bytes.Buffer
-		if ent.Name == skillName && !e.dir {
-			keep, v.foundSkill = &v.skill, true
+		var keep io.Writer
+		var rec *fileRecord
+		if !e.dir {
+			rec = v.newRecord(ent.Name, int64(min(e.usize, uint64(v.contentCap))))
+			keep = rec
 		}
 		n, crc, err := v.readContent(e.raw, r, int64(e.usize), e.method == methodDeflate, true, keep)
 		if err != nil {
@@ -256,6 +258,12 @@ func (v *validator) zip() error {
 			return fail(CodeMalformed, e.raw, "a directory entry with content")
 		}
 		ent.Size = n
+		if rec != nil {
+			v.keepFile(rec)
+			if ent.Name == skillName {
+				v.skill, v.foundSkill = rec.buf.Bytes(), true
+			}
+		}
 	}
 	return nil
 }

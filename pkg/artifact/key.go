@@ -2,8 +2,6 @@ package artifact
 
 import (
 	"fmt"
-	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -23,9 +21,6 @@ const (
 	KindBeside   Kind = "beside"   // another file in a skill folder: ignored with a warning
 	KindIgnored  Kind = "ignored"  // anything else
 )
-
-// ConfigKey is the operator configuration's key.
-const ConfigKey = "agent-skills.yaml"
 
 // Key is a bucket key (or local file path) read through the bucket contract.
 type Key struct {
@@ -50,20 +45,20 @@ func ParseKey(key string) (Key, error) {
 	switch {
 	case key == ConfigKey:
 		k.Kind = KindConfig
-	case strings.HasPrefix(key, "catalog/"), strings.HasPrefix(key, "blobs/"):
+	case strings.HasPrefix(key, CatalogPrefix), strings.HasPrefix(key, BlobsPrefix):
 		k.Kind = KindInternal
-	case strings.HasPrefix(key, "files/"):
-		if len(key) > len("files/") && !strings.HasSuffix(key, "/") {
+	case strings.HasPrefix(key, FilesPrefix):
+		if len(key) > len(FilesPrefix) && !strings.HasSuffix(key, "/") {
 			k.Kind = KindFile
 		}
-	case strings.HasPrefix(key, "skills/"):
-		return parseSkillKey(k, key[len("skills/"):])
-	case strings.HasPrefix(key, "listings/"):
-		listing, rest, ok := strings.Cut(key[len("listings/"):], "/")
-		if !ok || !strings.HasPrefix(rest, "skills/") {
+	case strings.HasPrefix(key, SkillsPrefix):
+		return parseSkillKey(k, key[len(SkillsPrefix):])
+	case strings.HasPrefix(key, ListingsPrefix):
+		listing, rest, ok := strings.Cut(key[len(ListingsPrefix):], "/")
+		if !ok || !strings.HasPrefix(rest, SkillsPrefix) {
 			return k, nil
 		}
-		parsed, err := parseSkillKey(k, rest[len("skills/"):])
+		parsed, err := parseSkillKey(k, rest[len(SkillsPrefix):])
 		if err != nil || parsed.Kind == KindIgnored {
 			return k, err
 		}
@@ -75,8 +70,8 @@ func ParseKey(key string) (Key, error) {
 		}
 		parsed.Listing = listing
 		return parsed, nil
-	case strings.HasPrefix(key, "subagents/"):
-		return parseSubagentKey(k, key[len("subagents/"):])
+	case strings.HasPrefix(key, SubagentsPrefix):
+		return parseSubagentKey(k, key[len(SubagentsPrefix):])
 	}
 	return k, nil
 }
@@ -91,7 +86,7 @@ func parseSkillKey(k Key, rest string) (Key, error) {
 		}
 	} else {
 		switch {
-		case tail == "SKILL.md":
+		case tail == SkillFile:
 			k.Type, k.Format = TypeSkillMD, FormatMarkdown
 		case tail == "" || name == "":
 			return k, nil // a folder marker, or "skills//…"
@@ -114,9 +109,9 @@ func parseSkillKey(k Key, rest string) (Key, error) {
 func parseSubagentKey(k Key, rest string) (Key, error) {
 	name, tail, inFolder := strings.Cut(rest, "/")
 	switch {
-	case inFolder && tail == "agent.md":
-	case !inFolder && strings.HasSuffix(rest, ".md"):
-		name = strings.TrimSuffix(rest, ".md")
+	case inFolder && tail == AgentFile:
+	case !inFolder && strings.HasSuffix(rest, FormatMarkdown.Ext()):
+		name = strings.TrimSuffix(rest, FormatMarkdown.Ext())
 	default:
 		return k, nil
 	}
@@ -130,22 +125,18 @@ func parseSubagentKey(k Key, rest string) (Key, error) {
 // cutFileName splits "<name>.<ext>" for the extensions the contract knows;
 // a .md file is an agent.md when agent is set.
 func cutFileName(file string, agent bool) (name string, t Type, f Format, ok bool) {
-	for _, x := range []struct {
-		ext string
-		f   Format
-	}{{".md", FormatMarkdown}, {".zip", FormatZip}, {".tar.gz", FormatTarGz}, {".tgz", FormatTarGz}} {
-		if n, found := strings.CutSuffix(file, x.ext); found {
-			t = TypeArchive
-			if x.f == FormatMarkdown {
-				t = TypeSkillMD
-				if agent {
-					t = TypeAgentMD
-				}
-			}
-			return n, t, x.f, true
-		}
+	if name, f, ok = cutExt(file); !ok {
+		return "", "", "", false
 	}
-	return "", "", "", false
+	switch {
+	case f != FormatMarkdown:
+		t = TypeArchive
+	case agent:
+		t = TypeAgentMD
+	default:
+		t = TypeSkillMD
+	}
+	return name, t, f, true
 }
 
 func validName(name string) bool { return skillmd.ValidateName(name) == nil }
@@ -159,58 +150,4 @@ func invalidKey(key, what, name string, err error) *Error {
 		msg = strconv.Quote(clip(name)) + " " + msg
 	}
 	return &Error{Code: CodeInvalidKey, Entry: clip(key), Msg: fmt.Sprintf("the %s name it implies is invalid: %s", what, msg), Err: err}
-}
-
-// LocalKey reads a local file path the way the bucket contract reads keys,
-// for `skilldrop validate`: <name>.zip|.tar.gz|.tgz, <name>.md,
-// <name>/SKILL.md or <name>/agent.md. A .md file is an agent.md when agent
-// is set or the path has a "subagents" element. The Key field keeps path
-// as given. An unknown extension is CodeUnsupportedFile; an implied name
-// that is not valid, CodeInvalidKey.
-func LocalKey(p string, agent bool) (Key, error) {
-	clean := filepath.ToSlash(filepath.Clean(p))
-	dir, base := path.Split(clean)
-	// The whole path counts, not only what was typed: `cd subagents &&
-	// skilldrop validate x.md` reads x.md as a sub-agent too.
-	full := clean
-	if abs, err := filepath.Abs(p); err == nil {
-		full = filepath.ToSlash(abs)
-	}
-	for _, elem := range strings.Split(path.Dir(full), "/") {
-		if elem == "subagents" {
-			agent = true
-		}
-	}
-	k := Key{Key: p, Kind: KindSkill}
-	var name string
-	switch base {
-	case "SKILL.md", "agent.md":
-		folder := path.Base(strings.TrimSuffix(dir, "/"))
-		if dir == "" || folder == "." || folder == ".." {
-			abs, err := filepath.Abs(p)
-			if err != nil {
-				return k, fmt.Errorf("resolve %s: %w", p, err)
-			}
-			folder = filepath.Base(filepath.Dir(abs))
-		}
-		name, k.Type, k.Format = folder, TypeSkillMD, FormatMarkdown
-		if base == "agent.md" {
-			k.Type = TypeAgentMD
-		}
-	default:
-		var ok bool
-		if name, k.Type, k.Format, ok = cutFileName(base, agent); !ok {
-			return k, &Error{Code: CodeUnsupportedFile, Entry: clip(p),
-				Msg: "not a skill or sub-agent file: want <name>.md, <name>.zip, <name>.tar.gz, <name>.tgz, <name>/SKILL.md or <name>/agent.md"}
-		}
-	}
-	what := "skill"
-	if k.Type == TypeAgentMD {
-		k.Kind, what = KindSubagent, "sub-agent"
-	}
-	if err := skillmd.ValidateName(name); err != nil {
-		return k, invalidKey(p, what, name, err)
-	}
-	k.Name = name
-	return k, nil
 }

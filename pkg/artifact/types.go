@@ -1,7 +1,9 @@
-// Package artifact turns a bucket key and its bytes into a validated
-// artifact: it knows the bucket contract (which keys are skills, sub-agents,
-// files or config) and applies the rules the indexer and `skilldrop
-// validate` share.
+// Package artifact owns the bucket contract: its names (the config's key,
+// the prefixes, the key forms, extension → format; contract.go), how a key
+// or a local path reads under it (key.go, local.go), and the rules that
+// turn a key and its bytes into a validated artifact (validate.go). The
+// indexer, pkg/publish, pkg/skillsconfig and the CLI all ask it, so what an
+// operator validates locally is what the bucket publishes.
 package artifact
 
 // Type is the artifact type a feed advertises.

@@ -1,10 +1,12 @@
 package artifact
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -68,6 +70,15 @@ type Artifact struct {
 	Agent *skillmd.Agent
 	// Entries lists an archive's entries.
 	Entries []archive.Entry
+	// Frontmatter is the SKILL.md (or agent.md) frontmatter as JSON,
+	// verbatim; nil when it has no faithful JSON form.
+	Frontmatter json.RawMessage
+	// Files are a skill's files, in path order: its one SKILL.md, or every
+	// regular file of an archive, with their content. Empty for agent-md.
+	Files []archive.File
+	// MCPExcluded says why the skill is not served over MCP (MCPExclusion);
+	// "" when it is, and for agent-md. A warning says so too.
+	MCPExcluded string
 }
 
 // Validate validates the bytes of the artifact k names, with the rules the
@@ -96,12 +107,18 @@ func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
 			if err != nil {
 				return nil, wrap(err)
 			}
-			a.Skill, a.Digest, a.Entries = res.Skill, res.Digest, res.Entries
-		} else if a.Skill, err = skillmd.ParseSkill(data); err != nil {
-			return nil, wrap(err)
+			a.Skill, a.Digest, a.Entries, a.Files = res.Skill, res.Digest, res.Entries, res.Files
+		} else {
+			if a.Skill, err = skillmd.ParseSkill(data); err != nil {
+				return nil, wrap(err)
+			}
+			a.Files = []archive.File{{Path: SkillFile, Digest: digest.Of(data), Size: int64(len(data)), MediaType: SkillMediaType, Data: data}}
 		}
 		s := a.Skill
-		a.Name, a.Description, a.Warnings = s.Name, s.Description, s.Warnings
+		a.Name, a.Description, a.Warnings, a.Frontmatter = s.Name, s.Description, s.Warnings, s.Frontmatter
+		if a.MCPExcluded = MCPExclusion(a.Files, s.Frontmatter, s.FrontmatterIssue); a.MCPExcluded != "" {
+			a.Warnings = append(a.Warnings, MCPWarning(a.MCPExcluded))
+		}
 		if label, err = s.VersionLabel(); err != nil {
 			return nil, wrap(err)
 		}
@@ -116,7 +133,7 @@ func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
 		if a.Agent, err = skillmd.ParseAgent(data); err != nil {
 			return nil, wrap(err)
 		}
-		a.Name, a.Description, a.Warnings = a.Agent.Name, a.Agent.Description, a.Agent.Warnings
+		a.Name, a.Description, a.Warnings, a.Frontmatter = a.Agent.Name, a.Agent.Description, a.Agent.Warnings, a.Agent.Frontmatter
 		if label, err = a.Agent.VersionLabel(); err != nil {
 			return nil, wrap(err)
 		}
@@ -143,7 +160,7 @@ func CheckSize(size int64, lim archive.Limits) error {
 		return wrap(err)
 	}
 	if size > eff.MaxArtifactBytes {
-		return &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("the artifact is %d bytes, more than max_artifact_bytes (%d)", size, eff.MaxArtifactBytes)}
+		return &Error{Code: CodeTooLarge, Msg: "the artifact is larger than max_artifact_bytes: " + bytesize.Exceeds(size, eff.MaxArtifactBytes)}
 	}
 	return nil
 }

@@ -123,3 +123,17 @@ func TestValidateRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeRejectionsReadForPeople: a size rejection says how large and how
+// large at most in binary units, as the caps are set.
+func TestSizeRejectionsReadForPeople(t *testing.T) {
+	err := CheckSize(6<<20+12345, archive.Limits{})
+	if e, ok := AsError(err); !ok || e.Code != CodeTooLarge || !strings.Contains(e.Msg, "6.0 MiB > 4 MiB") {
+		t.Fatalf("CheckSize: %v; want artifact_too_large saying 6.0 MiB > 4 MiB", err)
+	}
+	big := skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("deploy", ""), "data": strings.Repeat("a", 3<<20)})
+	_, err = Validate(mustKey(t, "skills/deploy.zip"), big, archive.Limits{MaxExpandedBytes: 1 << 20})
+	if e, ok := AsError(err); !ok || e.Code != archive.CodeExpandedTooLarge || !strings.Contains(e.Msg, "(1 MiB)") {
+		t.Fatalf("Validate: %v; want expanded_too_large saying 1 MiB", err)
+	}
+}

@@ -2,6 +2,12 @@
 // indexer writes under catalog/ and the request path reads, the status
 // document of recent rejections, and the optimistic-concurrency loop that
 // keeps concurrent indexer runs from losing updates.
+//
+// The catalog is one object, so that one conditional write publishes a
+// change atomically, laid out in sections (codec.go) so that each reader
+// reads what it needs: the request path a small head first and the entries
+// when a route needs them, never the version history of every skill; the
+// indexer rewrites only the lines of what changed.
 package catalog
 
 import (
@@ -15,7 +21,7 @@ import (
 
 // SchemaVersion is the version of the catalog and status documents. A reader
 // refuses a document with a newer schema rather than misreading it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Keys the indexer owns. Nothing else writes under catalog/ or blobs/.
 const (
@@ -45,28 +51,47 @@ const (
 	KindSubagent Kind = "subagent"
 )
 
-// ConfigSource names entries defined in agent-skills.yaml rather than dropped.
-const ConfigSource = "agent-skills.yaml"
+// ConfigSource names entries defined in agent-skills.yaml rather than
+// dropped: the config's key, which pkg/artifact owns.
+const ConfigSource = artifact.ConfigKey
 
-// Catalog is the whole published state. It is one JSON document so that one
-// conditional write publishes a change atomically.
+// Catalog is the whole published state, as the indexer reads and writes it.
 type Catalog struct {
-	Schema int `json:"schema"`
+	Schema int
 	// Revision increases by one with every write; the request path uses it
 	// (with the ETag) to know when to rebuild its compiled view.
-	Revision  int64     `json:"revision"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Revision  int64
+	UpdatedAt time.Time
 	// Skills by ID (see Entry.ID); Subagents by name; Listings by name.
-	Skills    map[string]*Entry   `json:"skills"`
-	Subagents map[string]*Entry   `json:"subagents"`
-	Listings  map[string]*Listing `json:"listings"`
+	Skills    map[string]*Entry
+	Subagents map[string]*Entry
+	Listings  map[string]*Listing
 	// Config is the agent-skills.yaml in force: the last valid one.
-	Config *ConfigState `json:"config,omitempty"`
+	Config *ConfigState
+	// Bucket is what the bucket held at agent-skills.yaml when the indexer
+	// last looked and found something other than the config in force (nil:
+	// the same). While it is set, publications are held (Source.Held).
+	Bucket *BucketConfig
+	// Sources are the keys under the source prefixes the indexer has
+	// reconciled, with the state it read them in: a reconcile compares a
+	// listing of the bucket with them and reads only what differs.
+	Sources map[string]Source
+	// Documents are the pre-rendered documents the request path serves
+	// (or redirects to), rendered for DocumentOrigins.
+	Documents       []Document
+	DocumentOrigins []string
+
+	// stored holds the raw sections of the object c was decoded from, so an
+	// update rewrites only what changed (codec.go).
+	stored *stored
 }
 
-// Entry is one skill or sub-agent with its whole version history. A
-// withdrawn entry keeps its history (versions stay immutable, blobs are kept
-// for audit) but is served nowhere.
+// Entry is one skill or sub-agent. Its latest version is always at hand
+// (Head); its whole history only where it was loaded (Versions): the
+// indexer loads it for the entries an update changes, the request path for
+// the one a route asks about (View.History). A withdrawn entry keeps its
+// history (versions stay immutable, blobs are kept for audit) but is
+// served nowhere.
 type Entry struct {
 	Name string `json:"name"`
 	Kind Kind   `json:"kind"`
@@ -88,10 +113,15 @@ type Entry struct {
 	Description string `json:"description,omitempty"`
 	// Listings are the listings that include this top-level skill by name.
 	Listings []string `json:"listings,omitempty"`
-	// Versions in publish order, oldest first.
-	Versions []Version `json:"versions"`
 	// Latest is the label of the last version published.
 	Latest string `json:"latest"`
+	// Head is the latest version, complete.
+	Head *Version `json:"head,omitempty"`
+	// First is the label of the oldest version and FirstPublished when it
+	// was published; Count is how many versions there are.
+	First          string    `json:"first,omitempty"`
+	FirstPublished time.Time `json:"firstPublished,omitzero"`
+	Count          int       `json:"count"`
 	// Withdrawn is set when the source disappeared.
 	Withdrawn   bool       `json:"withdrawn,omitempty"`
 	WithdrawnAt *time.Time `json:"withdrawnAt,omitempty"`
@@ -99,6 +129,13 @@ type Entry struct {
 	// (rejected with name_conflict); when the entry is withdrawn the indexer
 	// re-examines them so the next one takes over.
 	Contenders []string `json:"contenders,omitempty"`
+
+	// Versions is the whole history in publish order, oldest first, the
+	// latest last; nil until loaded (HasHistory). Use SetVersions to change it.
+	Versions []Version `json:"-"`
+	// history is the entry's stored history, undecoded (codec.go).
+	history []byte
+	loaded  bool
 }
 
 // Version is one immutable published version.
@@ -121,6 +158,11 @@ type Version struct {
 	// Files are the version's files: a skill-md's one file, or every
 	// regular file of an archive, in path order. Empty for external entries.
 	Files []File `json:"files,omitempty"`
+	// MCPExcluded says why this version is not served over MCP (beyond the
+	// Skills extension's limits, a file too large for one response, an
+	// external entry, …); "" when it is. Decided when the version is
+	// indexed, so the request path never recomputes it.
+	MCPExcluded string `json:"mcpExcluded,omitempty"`
 }
 
 // File is one file of a version: its path in the skill (SKILL.md for a
@@ -152,6 +194,30 @@ type ConfigState struct {
 	YAML string `json:"yaml"`
 }
 
+// The states of agent-skills.yaml other than "the config in force" (BucketConfig.State).
+const (
+	ConfigMissing    = "missing"    // deleted while a config is in force
+	ConfigUnreadable = "unreadable" // present, but reading it is refused (403)
+	ConfigInvalid    = "invalid"    // present and read, but rejected
+)
+
+// BucketConfig is what the indexer found at agent-skills.yaml when it was
+// not the config in force.
+type BucketConfig struct {
+	State string `json:"state"`
+	// ETag of the object found ("" when missing), so a later round that
+	// finds the same object knows it was judged already.
+	ETag  string    `json:"etag,omitempty"`
+	Since time.Time `json:"since"`
+}
+
+// Source is one source key as the indexer last read it.
+type Source struct {
+	ETag string `json:"etag"`
+	// Held is set for a publication waiting for a valid config (Catalog.Bucket).
+	Held bool `json:"held,omitempty"`
+}
+
 // New returns an empty catalog of the current schema.
 func New() *Catalog {
 	return &Catalog{
@@ -159,6 +225,7 @@ func New() *Catalog {
 		Skills:    map[string]*Entry{},
 		Subagents: map[string]*Entry{},
 		Listings:  map[string]*Listing{},
+		Sources:   map[string]Source{},
 	}
 }
 
@@ -175,16 +242,81 @@ func ID(listing, name string) string {
 func (e *Entry) ID() string { return ID(e.Listing, e.Name) }
 
 // LatestVersion returns the latest version, or nil when there is none.
-func (e *Entry) LatestVersion() *Version { return e.Version(e.Latest) }
+func (e *Entry) LatestVersion() *Version {
+	if !e.HasHistory() {
+		if e.Head != nil && e.Head.Label == e.Latest {
+			return e.Head
+		}
+		return nil
+	}
+	return e.Version(e.Latest)
+}
 
-// Version returns the version with the label, or nil.
+// Version returns the version with the label, or nil. Before the history
+// is loaded only the latest version is known.
 func (e *Entry) Version(label string) *Version {
+	if !e.HasHistory() {
+		if e.Head != nil && e.Head.Label == label {
+			return e.Head
+		}
+		return nil
+	}
 	for i := range e.Versions {
 		if e.Versions[i].Label == label {
 			return &e.Versions[i]
 		}
 	}
 	return nil
+}
+
+// HasHistory reports whether Versions holds the whole history: it was
+// loaded (LoadHistory), set, or built in memory.
+func (e *Entry) HasHistory() bool { return e.loaded || e.Versions != nil }
+
+// VersionCount is how many versions the entry has.
+func (e *Entry) VersionCount() int {
+	if e.HasHistory() {
+		return len(e.Versions)
+	}
+	return e.Count
+}
+
+// FirstVersion is the label of the oldest version ("" when there is none).
+func (e *Entry) FirstVersion() string {
+	if e.HasHistory() {
+		if len(e.Versions) == 0 {
+			return ""
+		}
+		return e.Versions[0].Label
+	}
+	return e.First
+}
+
+// Created is when the oldest version was published.
+func (e *Entry) Created() time.Time {
+	if e.HasHistory() {
+		if len(e.Versions) == 0 {
+			return time.Time{}
+		}
+		return e.Versions[0].PublishedAt
+	}
+	return e.FirstPublished
+}
+
+// SetVersions replaces the history (oldest first, the latest last) and
+// keeps Head, First and Count in step with it.
+func (e *Entry) SetVersions(vs []Version) {
+	e.Versions, e.loaded, e.history = vs, true, nil
+	e.summarize()
+}
+
+// summarize derives Head, First and Count from the history.
+func (e *Entry) summarize() {
+	e.Count, e.First, e.FirstPublished, e.Head = len(e.Versions), e.FirstVersion(), e.Created(), nil
+	if v := e.Version(e.Latest); v != nil {
+		h := *v
+		e.Head = &h
+	}
 }
 
 // Live reports whether the entry is served: not withdrawn and with a latest version.

@@ -18,6 +18,42 @@ type Status struct {
 	Rejections []Rejection `json:"rejections"`
 	// Warnings by bucket key, replaced whenever the key is indexed again.
 	Warnings map[string][]string `json:"warnings,omitempty"`
+	// Jobs are the re-indexes and reconciles fed through the queue, newest
+	// first, at most MaxJobs.
+	Jobs []Job `json:"jobs,omitempty"`
+}
+
+// MaxJobs bounds the jobs kept in the status document.
+const MaxJobs = 10
+
+// Job is a re-index or reconcile whose keys were fed to the indexer's
+// queue in chunks, and how far the batches that took them got.
+type Job struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"` // "reindex" or "reconcile"
+	Started time.Time `json:"started"`
+	Keys    int       `json:"keys"`
+	Done    int       `json:"done"`
+	// Finished is when the last of its keys was reconciled.
+	Finished *time.Time `json:"finished,omitempty"`
+}
+
+// StartJob records a new job, newest first.
+func (s *Status) StartJob(j Job) {
+	s.Jobs = append([]Job{j}, s.Jobs...)
+	if len(s.Jobs) > MaxJobs {
+		s.Jobs = s.Jobs[:MaxJobs]
+	}
+}
+
+// Job returns the job with the id, or nil.
+func (s *Status) Job(id string) *Job {
+	for i := range s.Jobs {
+		if s.Jobs[i].ID == id {
+			return &s.Jobs[i]
+		}
+	}
+	return nil
 }
 
 // Rejection records one refused upload or config.

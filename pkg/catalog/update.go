@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +11,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-// MaxDocumentBytes bounds what Load reads; a catalog of thousands of skills
-// with their histories is a few megabytes.
-const MaxDocumentBytes = 64 << 20
+// MaxStatusBytes bounds what LoadStatus reads; the status document keeps
+// at most MaxRejections rejections and the warnings of the keys that have any.
+const MaxStatusBytes = 64 << 20
 
 // ErrNoChange, returned by an update function, ends Update without a write.
 var ErrNoChange = errors.New("catalog: no change")
@@ -25,65 +24,38 @@ var ErrSchema = errors.New("catalog: unsupported schema version")
 // Load reads the catalog and its ETag. A missing catalog is store.ErrNotFound:
 // readers must not mistake "not built yet" or "unreadable" for "empty".
 func Load(ctx context.Context, s store.Store) (*Catalog, store.Info, error) {
-	c := New()
-	info, err := loadJSON(ctx, s, Key, c)
+	b, info, err := store.ReadAll(ctx, s, Key, MaxBytes)
+	if err != nil {
+		return nil, info, fmt.Errorf("read %s: %w", Key, err)
+	}
+	c, err := Decode(b)
 	if err != nil {
 		return nil, info, err
-	}
-	if c.Skills == nil {
-		c.Skills = map[string]*Entry{}
-	}
-	if c.Subagents == nil {
-		c.Subagents = map[string]*Entry{}
-	}
-	if c.Listings == nil {
-		c.Listings = map[string]*Listing{}
 	}
 	return c, info, nil
 }
 
 // LoadStatus reads the status document; a missing one is store.ErrNotFound.
 func LoadStatus(ctx context.Context, s store.Store) (*Status, store.Info, error) {
-	st := NewStatus()
-	info, err := loadJSON(ctx, s, StatusKey, st)
+	b, info, err := store.ReadAll(ctx, s, StatusKey, MaxStatusBytes)
 	if err != nil {
-		return nil, info, err
+		return nil, info, fmt.Errorf("read %s: %w", StatusKey, err)
+	}
+	st := NewStatus()
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, info, fmt.Errorf("decode %s: %w", StatusKey, err)
+	}
+	if st.Schema > SchemaVersion {
+		return nil, info, fmt.Errorf("%w: %s has schema %d, this build reads up to %d", ErrSchema, StatusKey, st.Schema, SchemaVersion)
 	}
 	return st, info, nil
 }
 
-// Decode parses a catalog document (as Load does, from bytes already read).
-func Decode(b []byte) (*Catalog, error) {
-	c := New()
-	if err := decode(b, c, Key); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func loadJSON(ctx context.Context, s store.Store, key string, v any) (store.Info, error) {
-	b, info, err := store.ReadAll(ctx, s, key, MaxDocumentBytes)
-	if err != nil {
-		return info, fmt.Errorf("read %s: %w", key, err)
-	}
-	return info, decode(b, v, key)
-}
-
-func decode(b []byte, v any, key string) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("decode %s: %w", key, err)
-	}
-	var schema int
-	switch d := v.(type) {
-	case *Catalog:
-		schema = d.Schema
-	case *Status:
-		schema = d.Schema
-	}
-	if schema > SchemaVersion {
-		return fmt.Errorf("%w: %s has schema %d, this build reads up to %d", ErrSchema, key, schema, SchemaVersion)
-	}
-	return nil
+// UpdateOptions tune Update.
+type UpdateOptions struct {
+	// Limit is the largest catalog Update writes (MaxBytes when <= 0); a
+	// larger one is refused with a *FullError and not written.
+	Limit int64
 }
 
 // Update applies fn to the current catalog and writes the result with a
@@ -91,9 +63,17 @@ func decode(b []byte, v any, key string) error {
 // the ETag it read. When another writer won the race (412/409, or the
 // catalog vanished), it re-reads and re-applies fn, so concurrent updates
 // are never lost. fn may return ErrNoChange to skip the write. The returned
-// catalog is the one written (or current, on ErrNoChange).
+// catalog is the one written (or current, on ErrNoChange), with the Info
+// of the object it was written as (or read as).
 func Update(ctx context.Context, s store.Store, fn func(*Catalog) error) (*Catalog, error) {
+	c, _, err := UpdateWith(ctx, s, fn, UpdateOptions{})
+	return c, err
+}
+
+// UpdateWith is Update with options, also returning the object's Info.
+func UpdateWith(ctx context.Context, s store.Store, fn func(*Catalog) error, o UpdateOptions) (*Catalog, store.Info, error) {
 	var out *Catalog
+	var written store.Info
 	err := retry(ctx, func() error {
 		c, info, err := Load(ctx, s)
 		switch {
@@ -104,7 +84,7 @@ func Update(ctx context.Context, s store.Store, fn func(*Catalog) error) (*Catal
 		}
 		if err := fn(c); err != nil {
 			if errors.Is(err, ErrNoChange) {
-				out = c
+				out, written = c, info
 				return nil
 			}
 			return err
@@ -112,13 +92,19 @@ func Update(ctx context.Context, s store.Store, fn func(*Catalog) error) (*Catal
 		c.Schema = SchemaVersion
 		c.Revision++
 		c.UpdatedAt = time.Now().UTC()
-		if err := put(ctx, s, Key, c, info.ETag); err != nil {
+		b, err := Encode(c, o.Limit)
+		if err != nil {
 			return err
 		}
-		out = c
+		w, err := putBytes(ctx, s, Key, b, info.ETag)
+		if err != nil {
+			return err
+		}
+		c.stored = &stored{size: int64(len(b))}
+		out, written = c, w
 		return nil
 	})
-	return out, err
+	return out, written, err
 }
 
 // UpdateStatus is Update for the status document.
@@ -139,34 +125,35 @@ func UpdateStatus(ctx context.Context, s store.Store, fn func(*Status) error) er
 		}
 		st.Schema = SchemaVersion
 		st.UpdatedAt = time.Now().UTC()
-		return put(ctx, s, StatusKey, st, info.ETag)
+		b, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", StatusKey, err)
+		}
+		_, err = putBytes(ctx, s, StatusKey, append(b, '\n'), info.ETag)
+		return err
 	})
 }
 
 // errRetry marks a lost race.
 var errRetry = errors.New("catalog: lost a concurrent update")
 
-func put(ctx context.Context, s store.Store, key string, v any, etag string) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode %s: %w", key, err)
-	}
+// putBytes writes b at key: created when etag is "", else replacing the
+// object with that ETag. A lost race is errRetry.
+func putBytes(ctx context.Context, s store.Store, key string, b []byte, etag string) (store.Info, error) {
 	opts := store.PutOptions{ContentType: "application/json"}
 	if etag == "" {
 		opts.IfNoneMatch = "*"
 	} else {
 		opts.IfMatch = etag
 	}
-	_, err := s.Put(ctx, key, buf.Bytes(), opts)
+	info, err := s.Put(ctx, key, b, opts)
 	switch {
 	case errors.Is(err, store.ErrPreconditionFailed), etag != "" && errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %w", errRetry, err)
+		return info, fmt.Errorf("%w: %w", errRetry, err)
 	case err != nil:
-		return fmt.Errorf("write %s: %w", key, err)
+		return info, fmt.Errorf("write %s: %w", key, err)
 	}
-	return nil
+	return info, nil
 }
 
 // MaxAttempts bounds how often Update re-reads after losing a race.

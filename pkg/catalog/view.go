@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"sort"
 )
 
@@ -11,8 +12,10 @@ import (
 // entry the caller may not see, so a surface cannot leak one by forgetting
 // a filter.
 type View struct {
-	catalog   *Catalog
+	revision  int64
 	etag      string
+	documents []Document
+	history   func(ctx context.Context, e *Entry) ([]Version, error)
 	skills    []*Entry // live top-level skills, by name
 	subagents []*Entry // live sub-agents, by name
 	skillBy   map[string]*Entry
@@ -22,20 +25,35 @@ type View struct {
 }
 
 // Compile indexes c. etag is the catalog object's ETag, kept for callers
-// that revalidate.
+// that revalidate. Histories come from c's entries (decoded on demand,
+// without changing them, so the view stays safe for concurrent use).
 func Compile(c *Catalog, etag string) *View {
+	return compile(c.SortedSkills(), c.SortedSubagents(), c.Listings, c.Documents, c.Revision, etag,
+		func(_ context.Context, e *Entry) ([]Version, error) {
+			if e.HasHistory() {
+				return e.Versions, nil
+			}
+			return decodeHistory(e.history, e.Head)
+		})
+}
+
+// compile indexes entries (skills in ID order, sub-agents in name order).
+func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Document, revision int64, etag string,
+	history func(context.Context, *Entry) ([]Version, error)) *View {
 	v := &View{
-		catalog:  c,
-		etag:     etag,
-		skillBy:  map[string]*Entry{},
-		agentBy:  map[string]*Entry{},
-		byPath:   map[string]*Entry{},
-		listings: map[string][]*Entry{},
+		revision:  revision,
+		etag:      etag,
+		documents: docs,
+		history:   history,
+		skillBy:   map[string]*Entry{},
+		agentBy:   map[string]*Entry{},
+		byPath:    map[string]*Entry{},
+		listings:  map[string][]*Entry{},
 	}
-	for name := range c.Listings {
+	for name := range listings {
 		v.listings[name] = nil
 	}
-	for _, e := range c.SortedSkills() {
+	for _, e := range skills {
 		if !e.Live() {
 			continue
 		}
@@ -51,7 +69,7 @@ func Compile(c *Catalog, etag string) *View {
 		v.skills = append(v.skills, e)
 		v.skillBy[e.Name] = e
 	}
-	for name, l := range c.Listings {
+	for name, l := range listings {
 		for _, skill := range l.Skills {
 			if e := v.skillBy[skill]; e != nil {
 				v.listings[name] = append(v.listings[name], e)
@@ -61,7 +79,7 @@ func Compile(c *Catalog, etag string) *View {
 	for _, members := range v.listings {
 		sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	}
-	for _, e := range c.SortedSubagents() {
+	for _, e := range subagents {
 		if !e.Live() {
 			continue
 		}
@@ -71,8 +89,39 @@ func Compile(c *Catalog, etag string) *View {
 	return v
 }
 
-// Catalog returns the catalog the view was compiled from. Callers must not modify it.
-func (v *View) Catalog() *Catalog { return v.catalog }
+// Revision is the catalog revision the view was compiled from.
+func (v *View) Revision() int64 { return v.revision }
+
+// Document returns the pre-rendered document for origin, path and auth
+// class, or nil.
+func (v *View) Document(origin, path string, authenticated bool) *Document {
+	return findDocument(v.documents, origin, path, authenticated)
+}
+
+// History returns e's whole history, oldest first (the latest last),
+// reading it from the catalog when the view holds only latest versions. e
+// must come from this view. The result must not be modified.
+func (v *View) History(ctx context.Context, e *Entry) ([]Version, error) {
+	return v.history(ctx, e)
+}
+
+// Version returns one version of e (the latest without reading anything),
+// or nil when e has no version of that label.
+func (v *View) Version(ctx context.Context, e *Entry, label string) (*Version, error) {
+	if l := e.LatestVersion(); l != nil && l.Label == label {
+		return l, nil
+	}
+	vs, err := v.History(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	for i := range vs {
+		if vs[i].Label == label {
+			return &vs[i], nil
+		}
+	}
+	return nil, nil
+}
 
 // ETag returns the catalog object's ETag.
 func (v *View) ETag() string { return v.etag }
@@ -109,6 +158,16 @@ func (v *View) Listing(name string, authenticated bool) (members []*Entry, ok bo
 	}
 	members = visible(all, authenticated)
 	return members, len(members) > 0
+}
+
+// ListingNames returns the names of the known listings, sorted.
+func (v *View) ListingNames() []string {
+	names := make([]string, 0, len(v.listings))
+	for name := range v.listings {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // AnyVisible reports whether the caller can see at least one skill anywhere

@@ -74,6 +74,9 @@ func TestViewVisibility(t *testing.T) {
 	if _, ok := v.Listing("nope", true); ok {
 		t.Error("unknown listing reported as known")
 	}
+	if got := v.ListingNames(); len(got) != 2 || got[0] != "hidden" || got[1] != "partner" {
+		t.Errorf("listing names %v, want [hidden partner] (callers filter with Listing)", got)
+	}
 	if v.Subagent("rev", false) != nil || len(v.Subagents(false)) != 0 || v.Subagent("rev", true) == nil {
 		t.Error("sub-agent visibility not applied")
 	}

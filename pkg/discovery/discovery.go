@@ -1,26 +1,20 @@
 // Package discovery renders the Agent Skills Discovery RFC v0.2.0 index:
-// the document at /.well-known/agent-skills/index.json and the same shape for
-// each listing at /.well-known/agent-skills/<listing>/index.json. It is pure:
-// it builds values from a compiled *catalog.View, whose accessors already
-// filter by visibility and withdrawal, and knows nothing about HTTP.
+// the top-level document and the same shape for each listing (their paths
+// are pkg/routes': routes.RFCIndex, routes.ListingIndex and
+// routes.ListingScopedIndex). It is pure: it builds values from a compiled
+// *catalog.View, whose accessors already filter by visibility and
+// withdrawal, and knows nothing about HTTP.
 package discovery
 
 import (
 	"net/url"
 	"sort"
-	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 
 // SchemaURL is the $schema every index carries, byte for byte.
 const SchemaURL = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
-
-// Prefix is the path every RFC index and listing lives under.
-const Prefix = "/.well-known/agent-skills/"
-
-// IndexPath is the path of the top-level index.
-const IndexPath = Prefix + "index.json"
 
 // Index is the RFC discovery document. Skills is never nil, so an empty
 // index encodes as "skills": [] rather than null.
@@ -107,24 +101,4 @@ func ArtifactURL(e *catalog.Entry, origin string) string {
 		return ""
 	}
 	return origin + (&url.URL{Path: e.Path}).EscapedPath()
-}
-
-// ListingIndexPath is the path of a listing's index.
-func ListingIndexPath(listing string) string { return Prefix + listing + "/index.json" }
-
-// ParseIndexPath reports whether path (decoded, origin-root-absolute) names
-// an index: the top level (listing "") or one listing's.
-func ParseIndexPath(path string) (listing string, ok bool) {
-	if path == IndexPath {
-		return "", true
-	}
-	rest, found := strings.CutPrefix(path, Prefix)
-	if !found {
-		return "", false
-	}
-	name, found := strings.CutSuffix(rest, "/index.json")
-	if !found || name == "" || strings.Contains(name, "/") {
-		return "", false
-	}
-	return name, true
 }

@@ -204,29 +204,3 @@ func TestBaseURLHandling(t *testing.T) {
 		})
 	}
 }
-
-func TestParseIndexPath(t *testing.T) {
-	for _, tc := range []struct {
-		path    string
-		listing string
-		ok      bool
-	}{
-		{"/.well-known/agent-skills/index.json", "", true},
-		{"/.well-known/agent-skills/partner-a/index.json", "partner-a", true},
-		{"/.well-known/agent-skills//index.json", "", false},
-		{"/.well-known/agent-skills/a/b/index.json", "", false},
-		{"/.well-known/agent-skills/partner-a/skills/x.md", "", false},
-		{"/.well-known/agent-skills/", "", false},
-		{"/index.json", "", false},
-	} {
-		t.Run(tc.path, func(t *testing.T) {
-			l, ok := ParseIndexPath(tc.path)
-			if l != tc.listing || ok != tc.ok {
-				t.Errorf("ParseIndexPath = %q, %v; want %q, %v", l, ok, tc.listing, tc.ok)
-			}
-			if ok && tc.listing != "" && ListingIndexPath(l) != tc.path {
-				t.Errorf("ListingIndexPath(%q) = %q", l, ListingIndexPath(l))
-			}
-		})
-	}
-}

@@ -1,219 +1,58 @@
 package indexer
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
-// target names one catalog entry: a top-level skill, a listing-only skill
-// or a sub-agent.
-type target struct {
-	Kind    catalog.Kind
-	Listing string
-	Name    string
-}
-
-func targetOf(e *catalog.Entry) target {
-	return target{Kind: e.Kind, Listing: e.Listing, Name: e.Name}
-}
-
-// id is the entry's key in its collection.
-func (t target) id() string {
-	if t.Kind == catalog.KindSubagent {
-		return t.Name
-	}
-	return catalog.ID(t.Listing, t.Name)
-}
-
-func (t target) String() string {
-	if t.Kind == catalog.KindSubagent {
-		return "sub-agent " + t.Name
-	}
-	if t.Listing != "" {
-		return fmt.Sprintf("skill %s (listing %s)", t.Name, t.Listing)
-	}
-	return "skill " + t.Name
-}
-
-func (t target) collection(c *catalog.Catalog) map[string]*catalog.Entry {
-	if t.Kind == catalog.KindSubagent {
-		return c.Subagents
-	}
-	return c.Skills
-}
-
-func (t target) entry(c *catalog.Catalog) *catalog.Entry { return t.collection(c)[t.id()] }
-
-// claim is a validated artifact that wants to be the latest version of its
-// target. Its bytes (if re-hosted) are already in their blob.
-type claim struct {
-	target
-	// source owns the name if the claim wins: the bucket key it was dropped
-	// as, or catalog.ConfigSource.
-	source string
-	// external is the URL an external config entry is served from verbatim.
-	external string
-	version  catalog.Version
-	// modified is when the source object was last written: among new
-	// claimants of a name the oldest wins, so a re-index from scratch
-	// keeps the owner incremental indexing chose.
-	modified time.Time
-	// field locates a config entry in agent-skills.yaml, for messages.
-	field string
-}
-
-// rejectKey is the bucket key a rejection of the claim is recorded under.
-func (c *claim) rejectKey() string {
-	if c.source == catalog.ConfigSource && c.version.SourceKey != "" && !strings.Contains(c.version.SourceKey, "://") {
-		return c.version.SourceKey // the files/ key holding the bytes
-	}
-	return c.source
-}
-
-// absence says that a source has no bytes any more: what it owns is withdrawn.
-type absence struct {
-	source string
-	// config is set for a config entry whose bytes are gone (its files/
-	// key was deleted); a dropped key withdraws whatever it owns.
-	config *target
-}
-
-// rejection is one refused key, config or config entry.
-type rejection struct {
-	Key, Code, Message, Name string
-	Digest                   digest.Digest
-	ETag                     string
-}
-
-// configChange is a new agent-skills.yaml to put in force, or its removal.
-type configChange struct {
-	remove bool
-	state  catalog.ConfigState
-	cfg    *skillsconfig.Config
-}
-
-// plan is everything an invocation decided outside the catalog update: the
-// catalog update function (apply) turns it into catalog changes against
-// whatever catalog it is handed.
-type plan struct {
-	// basis is the digest of the config in force when the plan was
-	// prepared (zero: none). Validation caps and config entries depend on
-	// it, so apply refuses to run against a catalog with another config.
-	basis  digest.Digest
-	config *configChange
-	// cfg is the config in force once the plan is applied (nil: none).
-	cfg     *skillsconfig.Config
-	absent  []absence
-	claims  []*claim
-	rejects []rejection
-	// candidates holds the targets whose every possible claimant was
-	// prepared, so a withdrawal of one of them is taken over in this round.
-	candidates map[target]bool
-	now        time.Time
-	// establish writes a catalog that does not exist yet even when nothing
-	// is published: a full re-index has seen the whole bucket, and readers
-	// must not take "empty" from a missing catalog.
-	establish bool
-}
-
-// decisions are what one run of apply decided. apply may run several times
-// (lost races), so they are collected afresh on every run.
-type decisions struct {
-	published  []Change
-	withdrawn  []Change
-	unchanged  []string
-	rejections []rejection
-	// orphans are targets withdrawn in this run whose claimants were not
-	// prepared: the next round reads them so one can take over.
-	orphans []target
-}
-
-// errReprepare makes Reconcile prepare its plan again: the catalog's config
-// changed since the plan was prepared against it.
-var errReprepare = errors.New("indexer: the config changed while preparing; preparing again")
-
-// The rejection codes the catalog update decides. Validation codes come
-// from pkg/artifact, pkg/archive and pkg/skillmd unchanged.
-const (
-	// CodeNameConflict: another live source already publishes the name.
-	CodeNameConflict = "name_conflict"
-	// CodeVersionExists: the version label is published with other bytes.
-	CodeVersionExists = "version_exists"
-	// CodePathConflict: another live entry is already served at the path.
-	CodePathConflict = "path_conflict"
-	// CodeMissingFile: a config entry's path: names a files/ key that does not exist.
-	CodeMissingFile = "missing_file"
-	// CodeFetchFailed: an external URL could not be fetched (timeout, status, size).
-	CodeFetchFailed = "fetch_failed"
-	// CodeInvalidConfig: agent-skills.yaml was rejected whole.
-	CodeInvalidConfig = skillsconfig.CodeInvalidConfig
-)
-
-// configDigest is the digest of the config in force in c (zero: none).
-func configDigest(c *catalog.Catalog) digest.Digest {
-	if c.Config == nil {
-		return digest.Digest{}
-	}
-	return c.Config.Digest
-}
-
-func sameDigest(a, b digest.Digest) bool {
-	if a.IsZero() || b.IsZero() {
-		return a.IsZero() == b.IsZero()
-	}
-	return a.Equal(b)
-}
-
 // apply is the catalog update function: it applies p to c, deciding name
 // conflicts, version immutability and takeovers against c itself. It is a
-// pure function of c and p (no I/O), so it can run again on a fresher
-// catalog after a lost race. It returns catalog.ErrNoChange when c would be
-// written back unchanged.
+// function of c and p alone (no I/O: histories it needs are in c), so it
+// can run again on a fresher catalog after a lost race. It returns
+// catalog.ErrNoChange when c would be written back unchanged.
 func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
-	if !sameDigest(configDigest(c), p.basis) {
+	if !basisOf(c).equal(p.basis) {
 		return nil, errReprepare
-	}
-	before, err := canonical(c)
-	if err != nil {
-		return nil, err
 	}
 	d := &decisions{}
 	if ch := p.config; ch != nil {
-		if ch.remove {
-			c.Config = nil
-		} else {
+		switch {
+		case ch.refresh:
+			if c.Config.ETag != ch.state.ETag {
+				c.Config.ETag, d.changed = ch.state.ETag, true
+			}
+		default:
 			if msg := conflicts(c, ch.cfg); msg != "" {
 				// The prepared plan found no conflict against an older catalog.
 				return nil, errReprepare
 			}
 			st := ch.state
-			c.Config = &st
+			st.AppliedAt = p.now
+			c.Config, d.changed = &st, true
 		}
+	}
+	if !reflect.DeepEqual(c.Bucket, p.bucket) {
+		c.Bucket, d.changed = p.bucket, true
 	}
 	withdrawn := map[target]bool{}
 	withdraw := func(e *catalog.Entry) {
 		if e.Withdrawn {
 			return
 		}
-		e.Withdrawn, e.WithdrawnAt = true, ptr(p.now)
-		t := targetOf(e)
-		withdrawn[t] = true
+		e.Withdrawn, e.WithdrawnAt, d.changed = true, ptr(p.now), true
+		withdrawn[targetOf(e)] = true
 		d.withdrawn = append(d.withdrawn, changeOf(e, e.LatestVersion()))
 	}
-	idx := newIndex(c, p.cfg)
+	occ := newOccupancy(c, p.cfg)
 	// Config-owned entries the config in force no longer defines go first:
-	// deleting or editing the config withdraws its own entries.
-	for _, e := range idx.bySource[catalog.ConfigSource] {
+	// a new config withdraws the entries of the old one it drops.
+	for _, e := range occ.bySource[catalog.ConfigSource] {
 		if !defines(p.cfg, targetOf(e)) {
 			withdraw(e)
 		}
@@ -227,73 +66,84 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 			}
 			continue
 		}
-		for _, e := range idx.bySource[a.source] {
+		for _, e := range occ.bySource[a.source] {
 			withdraw(e)
 		}
-		idx.dropContender(a.source)
+		if occ.dropContender(a.source) {
+			d.changed = true
+		}
 	}
 	for _, cl := range orderClaims(c, p.claims) {
-		d.claim(c, cl, p, idx)
+		if err := d.claim(c, cl, p, occ); err != nil {
+			return nil, err
+		}
 	}
 	d.rejections = append(d.rejections, p.rejects...)
-	applySettings(c, p.cfg)
+	if applySettings(c, p.cfg) {
+		d.changed = true
+	}
+	if recordSources(c, p) {
+		d.changed = true
+	}
 	for t := range withdrawn {
 		if e := t.entry(c); e != nil && e.Withdrawn && !p.candidates[t] {
 			d.orphans = append(d.orphans, t)
 		}
 	}
 	slices.SortFunc(d.orphans, func(a, b target) int { return strings.Compare(a.String(), b.String()) })
-	after, err := canonical(c)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Equal(before, after) && (!p.establish || c.Revision > 0) {
+	if !d.changed && (!p.establish || c.Revision > 0) {
 		return d, catalog.ErrNoChange
 	}
 	return d, nil
 }
 
 // claim decides one claim against c.
-func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, idx *index) {
+func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy) error {
 	reject := func(code, format string, args ...any) {
 		d.rejections = append(d.rejections, rejection{
 			Key: cl.rejectKey(), Code: code, Name: cl.Name, Digest: cl.version.Digest,
 			Message: claimant(cl) + ": " + fmt.Sprintf(format, args...),
 		})
 	}
-	e := cl.entry(c)
-	if e != nil && !e.Withdrawn && e.Source != cl.source {
-		if cl.source != catalog.ConfigSource {
-			idx.contend(e, cl.source)
+	contend := func(e *catalog.Entry) {
+		if cl.source != catalog.ConfigSource && occ.contend(e, cl.source) {
+			d.changed = true
 		}
+	}
+	if e := holder(c, cl.target, cl.source); e != nil {
+		contend(e)
 		reject(CodeNameConflict, "%s is already published from %s; it stays until that is deleted", cl.target, e.Source)
-		return
+		return nil
 	}
 	if cl.Kind == catalog.KindSkill && cl.Listing != "" && refersTo(p.cfg, cl.Listing, cl.Name) {
 		reject(CodeNameConflict, "listing %s already includes the top-level skill %s by name (agent-skills.yaml)", cl.Listing, cl.Name)
-		return
+		return nil
 	}
 	path := servedPath(cl.target, cl.source, cl.external, cl.version.Format, p.cfg)
-	if other, taken := idx.paths[path]; path != "" && taken && other != cl.target {
-		if o := other.entry(c); o != nil && cl.source != catalog.ConfigSource {
-			idx.contend(o, cl.source)
+	if other, ok := occ.pathHolder(path, cl.target); ok {
+		if o := other.entry(c); o != nil {
+			contend(o)
 		}
 		reject(CodePathConflict, "%s is already served at %s", other, path)
-		return
+		return nil
 	}
+	e := cl.entry(c)
 	if e == nil {
-		e = &catalog.Entry{Name: cl.Name, Kind: cl.Kind, Listing: cl.Listing, Visibility: catalog.Public}
+		e = catalog.NewEntry(cl.Kind, cl.Listing, cl.Name)
 		cl.collection(c)[cl.id()] = e
+	}
+	if err := e.LoadHistory(); err != nil {
+		return err
 	}
 	if v := e.Version(cl.version.Label); v != nil {
 		if !v.Digest.Equal(cl.version.Digest) {
 			reject(CodeVersionExists, "version %q of %s is already published with digest %s; versions are immutable, publish a new label",
 				v.Label, cl.target, v.Digest)
-			return
+			return nil
 		}
 		if !e.Withdrawn && e.Source == cl.source && e.Latest == v.Label && e.ExternalURL == cl.external {
 			d.unchanged = append(d.unchanged, cl.rejectKey())
-			return
+			return nil
 		}
 		// The same bytes again after a withdrawal or another version: the
 		// bucket's current bytes are what is served, so this label is latest
@@ -311,12 +161,16 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, idx *index) {
 		v.PublishedAt = p.now
 		e.Versions = append(e.Versions, v)
 		e.Latest = v.Label
+		d.grew = append(d.grew, cl)
 	}
+	e.SetVersions(e.Versions)
 	e.Withdrawn, e.WithdrawnAt = false, nil
 	e.Source, e.ExternalURL = cl.source, cl.external
-	idx.dropContender(cl.source)
-	idx.serve(cl.target, path)
+	occ.dropContender(cl.source)
+	occ.serve(cl.target, path)
+	d.changed = true
 	d.published = append(d.published, changeOf(e, e.LatestVersion()))
+	return nil
 }
 
 func claimant(cl *claim) string {
@@ -365,253 +219,84 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 	return out
 }
 
-// index holds apply's lookups, so that a run over a large catalog (a full
-// re-index) stays linear in its size.
-type index struct {
-	// bySource holds the entries not withdrawn, by source.
-	bySource map[string][]*catalog.Entry
-	// contended holds the entries with contenders (or that got some).
-	contended []*catalog.Entry
-	// paths maps the served path of every live entry to it, and pathOf back.
-	paths  map[string]target
-	pathOf map[target]string
-}
-
-func newIndex(c *catalog.Catalog, cfg *skillsconfig.Config) *index {
-	idx := &index{bySource: map[string][]*catalog.Entry{}, paths: map[string]target{}, pathOf: map[target]string{}}
-	for _, e := range allEntries(c) {
-		if !e.Withdrawn {
-			idx.bySource[e.Source] = append(idx.bySource[e.Source], e)
-		}
-		if len(e.Contenders) > 0 {
-			idx.contended = append(idx.contended, e)
-		}
-		if e.Live() {
-			idx.serve(targetOf(e), entryPath(e, cfg))
-		}
-	}
-	return idx
-}
-
-// contend records source as a contender of e.
-func (idx *index) contend(e *catalog.Entry, source string) {
-	if len(e.Contenders) == 0 {
-		idx.contended = append(idx.contended, e)
-	}
-	e.Contenders = appendOnce(e.Contenders, source)
-}
-
-// dropContender removes source from every entry's contenders.
-func (idx *index) dropContender(source string) {
-	for _, e := range idx.contended {
-		e.Contenders = slices.DeleteFunc(e.Contenders, func(k string) bool { return k == source })
-	}
-}
-
-// serve records that t is served at path ("": nowhere), instead of where it was.
-func (idx *index) serve(t target, path string) {
-	if old, ok := idx.pathOf[t]; ok {
-		delete(idx.paths, old)
-		delete(idx.pathOf, t)
-	}
-	if path != "" {
-		idx.paths[path] = t
-		idx.pathOf[t] = path
-	}
-}
-
-func entryPath(e *catalog.Entry, cfg *skillsconfig.Config) string {
-	var f artifact.Format
-	if v := e.LatestVersion(); v != nil {
-		f = v.Format
-	}
-	return servedPath(targetOf(e), e.Source, e.ExternalURL, f, cfg)
-}
-
-// servedPath is the origin-root-absolute path an entry is served at: the
-// config's url when it sets one, else the dropped key's own path (a
-// listing's below its prefix), else for a config entry a path made of its
-// name. Sub-agents and external entries have none.
-func servedPath(t target, source, external string, f artifact.Format, cfg *skillsconfig.Config) string {
-	if t.Kind == catalog.KindSubagent || external != "" {
-		return ""
-	}
-	if ce := cfg.Touches(t.Kind, t.Listing, t.Name); ce != nil && ce.Path != "" {
-		return ce.Path
-	}
-	if source == catalog.ConfigSource {
-		return configPath(t, f)
-	}
-	if rest, ok := strings.CutPrefix(source, "listings/"+t.Listing+"/"); ok && t.Listing != "" {
-		return skillsconfig.ListingPrefix(t.Listing) + rest
-	}
-	return "/" + source
-}
-
-// configPath is where a config-defined skill without a url is served.
-func configPath(t target, f artifact.Format) string {
-	ext := ".md"
-	switch f {
-	case artifact.FormatZip:
-		ext = ".zip"
-	case artifact.FormatTarGz:
-		ext = ".tar.gz"
-	}
-	base := "/"
-	if t.Listing != "" {
-		base = skillsconfig.ListingPrefix(t.Listing)
-	}
-	return base + "skills/" + t.Name + ext
-}
-
 // applySettings makes every entry's settings those of cfg: visibility,
 // description and served path, listing membership, and the listings
 // themselves (the config's, plus those live listing drops create). It is
 // total and idempotent, so a re-index yields the same settings as
-// incremental indexing, whatever order events came in.
-func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) {
-	for _, e := range allEntries(c) {
-		e.Visibility, e.Description, e.Listings = catalog.Public, "", nil
-		if ce := cfg.Touches(e.Kind, e.Listing, e.Name); ce != nil {
-			if ce.Visibility != "" {
-				e.Visibility = ce.Visibility
-			}
-			e.Description = ce.Description
-		}
-		e.Path = entryPath(e, cfg)
-	}
-	c.Listings = map[string]*catalog.Listing{}
+// incremental indexing, whatever order events came in. It reports whether
+// anything changed.
+func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) bool {
+	listings := map[string]*catalog.Listing{}
+	member := map[string][]string{} // top-level skill → the listings including it
 	if cfg != nil {
 		for _, l := range cfg.Listings {
 			refs := slices.Clone(l.Refs)
 			slices.Sort(refs)
-			c.Listings[l.Name] = &catalog.Listing{Name: l.Name, Skills: refs}
+			listings[l.Name] = &catalog.Listing{Name: l.Name, Skills: refs}
 			for _, name := range refs {
-				if e := c.Skills[name]; e != nil {
-					e.Listings = append(e.Listings, l.Name)
+				member[name] = append(member[name], l.Name)
+			}
+		}
+	}
+	changed := false
+	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+		for _, e := range m {
+			vis, desc := catalog.Public, ""
+			if ce := cfg.Touches(e.Kind, e.Listing, e.Name); ce != nil {
+				if ce.Visibility != "" {
+					vis = ce.Visibility
 				}
+				desc = ce.Description
+			}
+			var in []string
+			if e.Kind == catalog.KindSkill && e.Listing == "" {
+				in = member[e.Name]
+				slices.Sort(in)
+			}
+			path := entryPath(e, cfg)
+			if e.Visibility != vis || e.Description != desc || e.Path != path || !slices.Equal(e.Listings, in) {
+				e.Visibility, e.Description, e.Path, e.Listings = vis, desc, path, slices.Clone(in)
+				changed = true
+			}
+			if e.Kind == catalog.KindSkill && e.Listing != "" && e.Live() && listings[e.Listing] == nil {
+				listings[e.Listing] = &catalog.Listing{Name: e.Listing}
 			}
 		}
 	}
-	for _, e := range c.Skills {
-		if e.Listing != "" && e.Live() && c.Listings[e.Listing] == nil {
-			c.Listings[e.Listing] = &catalog.Listing{Name: e.Listing}
-		}
-		slices.Sort(e.Listings)
+	if !maps.EqualFunc(c.Listings, listings, func(a, b *catalog.Listing) bool { return reflect.DeepEqual(a, b) }) {
+		c.Listings, changed = listings, true
 	}
+	return changed
 }
 
-// conflicts checks a new config against the live entries of c and returns
-// why it cannot be put in force ("" when it can): it would define a name a
-// dropped key publishes, include by name a skill a listing already
-// publishes on its own, or serve two live entries at one path.
-func conflicts(c *catalog.Catalog, cfg *skillsconfig.Config) string {
-	for _, ce := range definingEntries(cfg) {
-		t := target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}
-		if e := t.entry(c); e != nil && !e.Withdrawn && e.Source != catalog.ConfigSource {
-			return fmt.Sprintf("%s defines %s, which %s already publishes", ce.Field, t, e.Source)
+// recordSources records what the round read as the catalog's sources:
+// each key present with its ETag (held when its publication waits), an
+// absent one dropped. It reports whether a hold began or ended, the one
+// change of sources worth a catalog write of its own: a new ETag alone
+// (identical bytes uploaded again, a rejected upload) rides along with the
+// next write, and until then a reconcile reads that key again.
+func recordSources(c *catalog.Catalog, p *plan) bool {
+	held := map[string]bool{}
+	for _, k := range p.held {
+		held[k] = true
+	}
+	changed := false
+	for key, obs := range p.seen {
+		if key == skillsconfig.Key {
+			continue // the config's state is the catalog's Config and Bucket
+		}
+		old, had := c.Sources[key]
+		switch {
+		case !obs.present && had:
+			delete(c.Sources, key)
+			changed = changed || old.Held
+		case obs.present:
+			now := catalog.Source{ETag: obs.etag, Held: held[key]}
+			c.Sources[key] = now
+			changed = changed || now.Held != old.Held
 		}
 	}
-	for _, l := range cfg.Listings {
-		for _, name := range l.Refs {
-			t := target{Kind: catalog.KindSkill, Listing: l.Name, Name: name}
-			if e := t.entry(c); e != nil && !e.Withdrawn {
-				return fmt.Sprintf("listings.%s includes the top-level skill %s by name, but %s publishes %s in that listing",
-					l.Name, name, e.Source, name)
-			}
-		}
-	}
-	served := map[string]target{}
-	check := func(t target, p string) string {
-		if p == "" {
-			return ""
-		}
-		if o, dup := served[p]; dup && o != t {
-			return fmt.Sprintf("%s and %s would both be served at %s", o, t, p)
-		}
-		served[p] = t
-		return ""
-	}
-	for _, e := range c.SortedSkills() {
-		if !e.Live() || (e.Source == catalog.ConfigSource && !defines(cfg, targetOf(e))) {
-			continue
-		}
-		if msg := check(targetOf(e), entryPath(e, cfg)); msg != "" {
-			return msg
-		}
-	}
-	for _, ce := range definingEntries(cfg) {
-		t := target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}
-		if ce.ExternalURL != "" {
-			continue
-		}
-		if msg := check(t, servedPath(t, catalog.ConfigSource, "", formatHint(ce), cfg)); msg != "" {
-			return msg
-		}
-	}
-	return ""
-}
-
-// formatHint is the format a config entry's bytes are expected in, from its
-// type and its path's extension; the bytes themselves decide in the end.
-func formatHint(ce *skillsconfig.Entry) artifact.Format {
-	if ce.Type != artifact.TypeArchive {
-		return artifact.FormatMarkdown
-	}
-	if strings.HasSuffix(ce.FilePath, ".tar.gz") || strings.HasSuffix(ce.FilePath, ".tgz") {
-		return artifact.FormatTarGz
-	}
-	return artifact.FormatZip
-}
-
-// definingEntries returns the entries of cfg that bring bytes of their own.
-func definingEntries(cfg *skillsconfig.Config) []*skillsconfig.Entry {
-	var out []*skillsconfig.Entry
-	for _, e := range allConfigEntries(cfg) {
-		if e.Defines() {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// allConfigEntries returns every entry of cfg (not listing references).
-func allConfigEntries(cfg *skillsconfig.Config) []*skillsconfig.Entry {
-	if cfg == nil {
-		return nil
-	}
-	var out []*skillsconfig.Entry
-	for i := range cfg.Skills {
-		out = append(out, &cfg.Skills[i])
-	}
-	for i := range cfg.Subagents {
-		out = append(out, &cfg.Subagents[i])
-	}
-	for i := range cfg.Listings {
-		for j := range cfg.Listings[i].Entries {
-			out = append(out, &cfg.Listings[i].Entries[j])
-		}
-	}
-	return out
-}
-
-// defines reports whether cfg defines the bytes of t itself.
-func defines(cfg *skillsconfig.Config, t target) bool {
-	ce := cfg.Touches(t.Kind, t.Listing, t.Name)
-	return ce != nil && ce.Defines()
-}
-
-// refersTo reports whether cfg includes the top-level skill name in listing by name.
-func refersTo(cfg *skillsconfig.Config, listing, name string) bool {
-	if cfg == nil {
-		return false
-	}
-	for _, l := range cfg.Listings {
-		if l.Name == listing && slices.Contains(l.Refs, name) {
-			return true
-		}
-	}
-	return false
+	return changed
 }
 
 // allEntries returns every skill and sub-agent, in a stable order.
@@ -625,25 +310,4 @@ func changeOf(e *catalog.Entry, v *catalog.Version) Change {
 		ch.Version, ch.Digest = v.Label, v.Digest
 	}
 	return ch
-}
-
-func appendOnce(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// canonical encodes everything of c that apply may change, to tell a real
-// change from a no-op.
-func canonical(c *catalog.Catalog) ([]byte, error) {
-	cp := *c
-	cp.Revision, cp.UpdatedAt = 0, time.Time{}
-	b, err := json.Marshal(&cp)
-	if err != nil {
-		return nil, fmt.Errorf("encode catalog: %w", err)
-	}
-	return b, nil
 }

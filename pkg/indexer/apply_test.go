@@ -65,7 +65,7 @@ func TestApplyRefusesAPlanForAnotherConfig(t *testing.T) {
 	if _, err := apply(c, &plan{candidates: map[target]bool{}}); !errors.Is(err, errReprepare) {
 		t.Fatalf("err = %v, want errReprepare", err)
 	}
-	if _, err := apply(c, &plan{basis: cfg.Digest, cfg: cfg, candidates: map[target]bool{}}); !errors.Is(err, catalog.ErrNoChange) {
+	if _, err := apply(c, &plan{basis: basis{config: cfg.Digest}, cfg: cfg, candidates: map[target]bool{}}); !errors.Is(err, catalog.ErrNoChange) {
 		t.Fatalf("err = %v, want ErrNoChange for an empty plan on its own basis", err)
 	}
 }

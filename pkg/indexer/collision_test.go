@@ -74,6 +74,15 @@ func rejectionsOf(st *catalog.Status) []string {
 	return out
 }
 
+func rejectionCodesOf(st *catalog.Status) []string {
+	var out []string
+	for _, r := range st.Rejections {
+		out = append(out, r.Code)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TestConfigDropCollisionOlderObjectWins: when agent-skills.yaml and a
 // dropped skill collide (one name, or one served path), the object written
 // first wins, and a re-index of the same bucket from an empty catalog
@@ -172,11 +181,24 @@ func TestConfigDropCollisionOlderObjectWins(t *testing.T) {
 				if (c.Config == nil) != o.dropWins {
 					t.Fatalf("rebuilt: config in force %s, want it rejected: %v", dump(c.Config), o.dropWins)
 				}
+				if o.dropWins {
+					// The rebuild rejects the config as incremental indexing
+					// did, and then, as for any config not in force, holds
+					// every publication until a valid one arrives: the
+					// drop that incremental indexing published before the
+					// config came waits, nothing is served.
+					want = served(t, catalog.New())
+					if c.Bucket == nil || c.Bucket.State != catalog.ConfigInvalid || !c.Sources[k.drop].Held {
+						t.Fatalf("rebuilt: bucket config %s, drop %s; want the config refused and the drop held", dump(c.Bucket), dump(c.Sources[k.drop]))
+					}
+				}
 				if got := served(t, c); got != want {
 					t.Fatalf("served after a rebuild:\n%s\nincremental:\n%s", got, want)
 				}
-				if got, want := rejectionsOf(re.status()), rejectionsOf(inc.status()); !slices.Equal(got, want) {
+				if got, want := rejectionsOf(re.status()), rejectionsOf(inc.status()); !o.dropWins && !slices.Equal(got, want) {
 					t.Fatalf("rebuilt rejections:\n%s\nincremental:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				} else if o.dropWins && !slices.Equal(rejectionCodesOf(re.status()), []string{CodeInvalidConfig}) {
+					t.Fatalf("rebuilt rejections:\n%s\nwant the config's alone", strings.Join(got, "\n"))
 				}
 				consistent(t, re.st)
 				// And a re-index of the rebuilt bucket keeps it so.
@@ -221,7 +243,7 @@ func TestMayCollide(t *testing.T) {
 				t.Fatal(err)
 			}
 			infos := []store.Info{{Key: "skills/unrelated.md", LastModified: older}, {Key: tt.key, LastModified: tt.at}}
-			if got := mayCollide(cfg, infos, written); got != tt.want {
+			if got := len(mayCollide(cfg, infos, written)) > 0; got != tt.want {
 				t.Fatalf("mayCollide = %v, want %v", got, tt.want)
 			}
 		})

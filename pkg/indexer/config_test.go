@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
@@ -76,16 +77,29 @@ subagents:
 	if h := e.live(catalog.KindSubagent, "hinted"); h.Visibility != catalog.Public {
 		t.Fatalf("agent.md visibility became access control: %s", h.Visibility)
 	}
-	// Deleting the config removes its overrides.
-	if res := e.remove(skillsconfig.Key); res.Config != ConfigRemoved {
+	// Deleting the config relaxes nothing: the config in force stays, and
+	// the deletion is refused as config_missing.
+	res = e.remove(skillsconfig.Key)
+	if res.Config != ConfigRejected || !slices.Equal(rejectionCodes(res), []string{CodeConfigMissing}) {
+		t.Fatalf("result %s", dump(res))
+	}
+	x = e.live(catalog.KindSkill, "x")
+	if x.Visibility != catalog.Authenticated || x.EffectiveDescription() != "From the config." || x.Path != "/docs/x.md" {
+		t.Fatalf("overrides relaxed after the config was deleted: %s", dump(x))
+	}
+	if c := e.catalog(); c.Config == nil || c.Bucket == nil || c.Bucket.State != catalog.ConfigMissing {
+		t.Fatalf("config state after the deletion: %s", dump(c.Bucket))
+	}
+	// An empty config is how to run without one: the overrides go.
+	if res := e.config("version: 1\n"); res.Config != ConfigApplied {
 		t.Fatalf("result %s", dump(res))
 	}
 	x = e.live(catalog.KindSkill, "x")
 	if x.Visibility != catalog.Public || x.EffectiveDescription() != "From the frontmatter." || x.Path != "/skills/x.md" {
-		t.Fatalf("overrides kept after the config was deleted: %s", dump(x))
+		t.Fatalf("overrides kept under an empty config: %s", dump(x))
 	}
-	if e.catalog().Config != nil {
-		t.Fatal("config still in force")
+	if e.catalog().Bucket != nil {
+		t.Fatal("the bucket's config is still recorded as not in force")
 	}
 }
 
@@ -145,16 +159,22 @@ subagents:
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeMissingFile}) {
 		t.Fatalf("codes %v, want missing_file", got)
 	}
-	// Deleting the config withdraws its own entries.
+	// Deleting the config keeps its entries (config_missing: the config in
+	// force stays); a config without them withdraws them.
 	e.remove(skillsconfig.Key)
 	c := e.catalog()
+	if !c.Skills["inline"].Live() || !c.Subagents["helper"].Live() {
+		t.Error("the config's own entries were withdrawn when it was deleted")
+	}
+	e.config("version: 1\n")
+	c = e.catalog()
 	for _, name := range []string{"inline", "zipped"} {
 		if c.Skills[name].Live() {
-			t.Errorf("%s live after the config was deleted", name)
+			t.Errorf("%s live after a config without it", name)
 		}
 	}
 	if c.Subagents["helper"].Live() {
-		t.Error("helper live after the config was deleted")
+		t.Error("helper live after a config without it")
 	}
 }
 
@@ -194,8 +214,13 @@ func testInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T, mk envMak
 				t.Fatalf("result %s, want the config rejected", dump(res))
 			}
 			after := e.catalog()
-			if after.Config.YAML != good || after.Revision != before.Revision {
+			if after.Config.YAML != good || !after.Config.Digest.Equal(before.Config.Digest) {
 				t.Fatalf("the previous config did not stay in force: %s", dump(after.Config))
+			}
+			// The one change: the catalog records the refused config, so
+			// rounds hold publications without reading it again.
+			if after.Bucket == nil || after.Bucket.State != catalog.ConfigInvalid || after.Revision > before.Revision+1 {
+				t.Fatalf("bucket config %s, revision %d after %d", dump(after.Bucket), after.Revision, before.Revision)
 			}
 			if after.Skills["x"].Visibility != catalog.Authenticated || after.Skills["y"].Source != "skills/y.md" {
 				t.Fatalf("entries changed: %s", dump(after.Skills))
@@ -324,7 +349,7 @@ func testExternalEntries(t *testing.T, mk envMaker) {
 			http.NotFound(w, r)
 		}
 	})
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client(); c.FetchTimeout = 200 * time.Millisecond })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv); c.FetchTimeout = 200 * time.Millisecond })
 	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
 	en := e.live(catalog.KindSkill, "ext")
 	if en.ExternalURL != srv.URL+"/ext.md" || en.Path != "" || !en.LatestVersion().Digest.Verify(doc) || en.Latest != "4" {
@@ -377,7 +402,7 @@ func testADifferentFetchFailureIsNews(t *testing.T, mk envMaker) {
 		}
 		http.NotFound(w, r)
 	})
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	entry := func(path, description string) string {
 		return fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n    description: %s\n", srv.URL, path, description)
 	}
@@ -458,14 +483,14 @@ func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
 		msg  string
 	}{
 		{"an https redirect is followed", "/to-https.md", "", ""},
-		{"a few https redirects are followed", fmt.Sprintf("/hop/%d", maxFetchRedirects), "", ""},
+		{"a few https redirects are followed", fmt.Sprintf("/hop/%d", fetch.MaxRedirects), "", ""},
 		{"a redirect to plain http is refused", "/to-http.md", CodeFetchFailed, "only https"},
-		{"too many redirects", fmt.Sprintf("/hop/%d", maxFetchRedirects+1), CodeFetchFailed, "redirects"},
+		{"too many redirects", fmt.Sprintf("/hop/%d", fetch.MaxRedirects+1), CodeFetchFailed, "redirects"},
 		{"the final status counts", "/to-404.md", CodeFetchFailed, "status 404"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+			e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 			res := e.drop(skillsconfig.Key, []byte(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n", srv.URL, tt.path)))
 			if tt.code == "" {
 				if en := e.live(catalog.KindSkill, "ext"); !en.LatestVersion().Digest.Verify(doc) {
@@ -488,7 +513,7 @@ func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
 
 func testPinnedExternalEntryIsNeverFetched(t *testing.T, mk envMaker) {
 	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
-	e := mk(t, func(c *Config) { c.HTTPClient = srv.Client() })
+	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	d := digest.Of([]byte("whatever the operator vouches for"))
 	e.config(fmt.Sprintf("skills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
 	en := e.live(catalog.KindSkill, "pinned")

@@ -183,12 +183,12 @@ func testInvalidKeysAreRejectedWhileTheyExist(t *testing.T, mk envMaker) {
 }
 
 // testControlByteInAKeyIsRejected drops a key holding a byte XML cannot
-// carry beside enough others that verify checks the round by listing: the
+// carry beside enough others that recheck checks the round by listing: the
 // key is refused with a reason the operator sees, by a re-index and on its
 // own event alike, and nothing fails.
 func testControlByteInAKeyIsRejected(t *testing.T, mk envMaker) {
 	e := mk(t)
-	for i := range verifyByListing + 8 {
+	for i := range recheckByListing + 8 {
 		name := fmt.Sprintf("s%02d", i)
 		e.put("skills/"+name+".md", skillDoc(name, "1", "Fine."))
 	}
@@ -198,8 +198,8 @@ func testControlByteInAKeyIsRejected(t *testing.T, mk envMaker) {
 	// listing of the bucket cannot read such a key.
 	t.Cleanup(func() { _ = e.st.Delete(context.Background(), odd) })
 	res := e.reindex()
-	if len(res.Published) != verifyByListing+8 || !slices.Equal(rejectionCodes(res), []string{artifact.CodeInvalidKey}) || res.Rejected[0].Key != odd {
-		t.Fatalf("result %s, want %d published and %q rejected as invalid_key", dump(res), verifyByListing+8, odd)
+	if len(res.Published) != recheckByListing+8 || !slices.Equal(rejectionCodes(res), []string{artifact.CodeInvalidKey}) || res.Rejected[0].Key != odd {
+		t.Fatalf("result %s, want %d published and %q rejected as invalid_key", dump(res), recheckByListing+8, odd)
 	}
 	if got := e.status().Rejections; len(got) != 1 || got[0].Key != odd || got[0].Message == "" {
 		t.Fatalf("status %s", dump(got))

@@ -125,6 +125,9 @@ func (e *env) catalog() *catalog.Catalog {
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.New()
 	}
+	if err == nil {
+		err = c.LoadHistories()
+	}
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -204,13 +207,17 @@ func agentDoc(name, version string) []byte {
 }
 
 // consistent checks the invariant every catalog write keeps: every version
-// it names that is re-hosted has its blob, holding exactly its bytes.
+// it names that is re-hosted has its blob, holding exactly its bytes, and
+// so has each of its files.
 func consistent(t testing.TB, st store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	c, _, err := catalog.Load(ctx, st)
 	if errors.Is(err, store.ErrNotFound) {
 		return
+	}
+	if err == nil {
+		err = c.LoadHistories()
 	}
 	if err != nil {
 		t.Fatalf("catalog unreadable: %v", err)
@@ -226,6 +233,12 @@ func consistent(t testing.TB, st store.Store) {
 			}
 			if !v.Digest.Verify(b) {
 				t.Fatalf("%s %s version %s: blob does not hash to %s", e.Kind, e.ID(), v.Label, v.Digest)
+			}
+			for _, f := range v.Files {
+				b, _, err := store.ReadAll(ctx, st, catalog.BlobKey(f.Digest), 0)
+				if err != nil || !f.Digest.Verify(b) || int64(len(b)) != f.Size {
+					t.Fatalf("%s %s version %s: file %s: blob of %d bytes (want %d), error %v", e.Kind, e.ID(), v.Label, f.Path, len(b), f.Size, err)
+				}
 			}
 		}
 	}

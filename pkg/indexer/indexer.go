@@ -22,19 +22,20 @@ package indexer
 
 import (
 	"cmp"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/queue"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -63,15 +64,27 @@ type Config struct {
 	Auditor *obs.Auditor   // nil: no audit events
 	Logger  *slog.Logger   // nil: discard
 	Limits  archive.Limits // service-wide caps; zero fields are the defaults
-	// HTTPClient fetches external URLs of agent-skills.yaml entries (nil:
-	// a client of its own); the indexer uses a copy with its own redirect
-	// policy (https only, a few hops). FetchTimeout bounds one fetch.
-	HTTPClient   *http.Client
+	// Fetcher reads the external URLs of agent-skills.yaml entries (nil:
+	// fetch.New's production client, which reaches only public addresses).
+	// FetchTimeout bounds one fetch, whatever the Fetcher.
+	Fetcher      *fetch.Client
 	FetchTimeout time.Duration
 	// Now is the clock for publish, withdrawal and rejection times (nil: time.Now).
 	Now func() time.Time
 	// Concurrency bounds parallel reads and blob writes in one round.
 	Concurrency int
+	// Origins are the public origins (scheme://host) the indexer renders
+	// the large feed documents for (none: the request path renders them).
+	Origins []*url.URL
+	// Queue is the indexer's own queue, where a reconcile or re-index with
+	// more than InlineKeys keys feeds them in chunks (nil: it reads them
+	// itself, as a workstation does).
+	Queue      queue.Sender
+	InlineKeys int
+	// MaxCatalogBytes is the largest catalog the indexer writes
+	// (catalog.MaxBytes when zero); uploads that would grow it further are
+	// refused (catalog_full).
+	MaxCatalogBytes int64
 }
 
 // Indexer reconciles the catalog with the bucket. It is safe for
@@ -84,10 +97,14 @@ type Indexer struct {
 	audit        *obs.Auditor
 	log          *slog.Logger
 	limits       archive.Limits
-	http         *http.Client
+	fetcher      *fetch.Client
 	fetchTimeout time.Duration
 	now          func() time.Time
 	workers      int
+	maxCatalog   int64
+	queue        queue.Sender
+	inline       int
+	origins      []*url.URL
 	baseline     *baseline // what the last full re-index read, for Watch (local directories only)
 }
 
@@ -107,24 +124,25 @@ func New(cfg Config) (*Indexer, error) {
 		audit:        cfg.Auditor,
 		log:          cfg.Logger,
 		limits:       lim,
-		http:         cfg.HTTPClient,
+		fetcher:      cfg.Fetcher,
 		fetchTimeout: cfg.FetchTimeout,
 		now:          cfg.Now,
 		workers:      cfg.Concurrency,
+		maxCatalog:   cfg.MaxCatalogBytes,
+		queue:        cfg.Queue,
+		inline:       cfg.InlineKeys,
+		origins:      slices.Clone(cfg.Origins),
 	}
+	slices.SortFunc(ix.origins, func(a, b *url.URL) int { return strings.Compare(a.String(), b.String()) })
 	if ix.metrics == nil {
 		ix.metrics = obs.Nop{}
 	}
 	if ix.log == nil {
 		ix.log = slog.New(slog.DiscardHandler)
 	}
-	// A copy, so the caller's client keeps its own redirect policy.
-	hc := http.Client{}
-	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
+	if ix.fetcher == nil {
+		ix.fetcher = fetch.New(fetch.Options{})
 	}
-	hc.CheckRedirect = fetchRedirects
-	ix.http = &hc
 	if ix.fetchTimeout <= 0 {
 		ix.fetchTimeout = DefaultFetchTimeout
 	}
@@ -133,6 +151,12 @@ func New(cfg Config) (*Indexer, error) {
 	}
 	if ix.workers <= 0 {
 		ix.workers = DefaultConcurrency
+	}
+	if ix.inline <= 0 {
+		ix.inline = DefaultInlineKeys
+	}
+	if ix.maxCatalog <= 0 {
+		ix.maxCatalog = catalog.MaxBytes
 	}
 	if _, ok := cfg.Store.(localDir); ok {
 		ix.baseline = &baseline{}
@@ -161,11 +185,19 @@ type Result struct {
 	Unchanged []string `json:"unchanged,omitempty"`
 	// Ignored are keys outside the bucket contract (or the indexer's own).
 	Ignored []string `json:"ignored,omitempty"`
-	// Config is ConfigApplied, ConfigRemoved or ConfigRejected when
-	// agent-skills.yaml changed, else "".
+	// Held are keys whose publication waits for a valid agent-skills.yaml.
+	Held []string `json:"held,omitempty"`
+	// Config is ConfigApplied when a new agent-skills.yaml was put in
+	// force, ConfigRejected when the bucket's is not (deleted, unreadable
+	// or invalid: publications are held), else "".
 	Config string `json:"config,omitempty"`
 	// Revision is the catalog's revision afterwards (0: no catalog yet).
 	Revision int64 `json:"revision"`
+	// Queued is how many keys were fed to the queue, as job Job.
+	Queued int    `json:"queued,omitempty"`
+	Job    string `json:"job,omitempty"`
+	// Batch is the answer to an SQS batch: the messages to deliver again.
+	Batch *BatchResponse `json:"-"`
 }
 
 // sort puts every list in a fixed order: keys are read concurrently, so the
@@ -181,12 +213,12 @@ func (r *Result) sort() {
 	})
 	slices.Sort(r.Unchanged)
 	slices.Sort(r.Ignored)
+	slices.Sort(r.Held)
 }
 
 // What happened to agent-skills.yaml (Result.Config).
 const (
 	ConfigApplied  = "applied"
-	ConfigRemoved  = "removed"
 	ConfigRejected = "rejected"
 )
 
@@ -215,118 +247,4 @@ type Rejection struct {
 	// already the newest recorded for the key, as on a redelivered event:
 	// it is not recorded, audited or counted again.
 	Repeated bool `json:"repeated,omitempty"`
-}
-
-// Handle is the body of the indexer Lambda: it decodes the payload (S3
-// events, directly or through SQS, s3:TestEvent, or ReindexPayload) and
-// reconciles the keys it names, or the whole bucket. An error means the
-// invocation should be retried; the catalog is consistent either way.
-func (ix *Indexer) Handle(ctx context.Context, raw json.RawMessage) (*Result, error) {
-	p, err := DecodePayload(raw)
-	if err != nil {
-		return nil, err
-	}
-	if p.Reindex {
-		return ix.Reindex(ctx)
-	}
-	keys, foreign := p.Keys(ix.bucket)
-	if foreign > 0 {
-		ix.log.WarnContext(ctx, "ignoring events for another bucket", "bucket", ix.bucket, "events", foreign)
-	}
-	if p.TestEvents > 0 {
-		ix.log.InfoContext(ctx, "ignoring s3:TestEvent", "events", p.TestEvents)
-	}
-	if len(keys) == 0 {
-		return &Result{}, nil
-	}
-	return ix.Reconcile(ctx, keys...)
-}
-
-// Reconcile reads the current state of each key and reconciles the catalog
-// with it.
-func (ix *Indexer) Reconcile(ctx context.Context, keys ...string) (*Result, error) {
-	return ix.run(ctx, keys, false)
-}
-
-// Reindex reconciles every key of the bucket, and withdraws the entries
-// whose source is gone. The version history in the catalog is kept, so the
-// result equals what incremental indexing produced. Claims that collide
-// and are not in the catalog yet (as in a rebuild from an empty catalog)
-// are decided as incremental indexing in write order decided them: the
-// older object wins, whether two drops claim a name or agent-skills.yaml
-// and a drop claim a name or a served path.
-func (ix *Indexer) Reindex(ctx context.Context) (*Result, error) {
-	return ix.run(ctx, nil, true)
-}
-
-// run is one invocation: rounds of prepare, apply and verify, then one
-// status update.
-func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, error) {
-	res := &Result{}
-	rec := newRecorder()
-	var errs []error
-	var orphans []target
-	var cat *catalog.Catalog
-	reindex, read := full, []map[string]observation(nil)
-	for round := 1; ; round++ {
-		pr, d, c, err := ix.round(ctx, keys, orphans, full)
-		if err != nil {
-			errs = append(errs, err)
-			break
-		}
-		cat, read = c, append(read, pr.seen)
-		errs = append(errs, pr.errs...)
-		changed, err := ix.verify(ctx, pr.seen)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		rec.add(pr, d, changed, res)
-		keys, orphans, full = changed, d.orphans, false
-		if len(keys) == 0 && len(orphans) == 0 {
-			break
-		}
-		if round == maxRounds {
-			ix.log.WarnContext(ctx, "keys still changing; later events will finish", "keys", keys, "rounds", round)
-			break
-		}
-	}
-	if cat != nil {
-		res.Revision = cat.Revision
-	}
-	if reindex {
-		ix.baseline.record(read)
-	}
-	if err := ix.record(ctx, rec, cat, res); err != nil {
-		errs = append(errs, err)
-	}
-	res.sort()
-	ix.log.InfoContext(ctx, "indexed",
-		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),
-		"unchanged", len(res.Unchanged), "ignored", len(res.Ignored), "config", res.Config, "revision", res.Revision)
-	return res, errors.Join(errs...)
-}
-
-// round prepares a plan and applies it in one catalog update, preparing
-// again when the catalog's config changed under the plan.
-func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, full bool) (*prepared, *decisions, *catalog.Catalog, error) {
-	for attempt := 1; ; attempt++ {
-		pr, err := ix.prepare(ctx, keys, orphans, full)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		var d *decisions
-		c, err := catalog.Update(ctx, ix.store, func(c *catalog.Catalog) error {
-			var err error
-			d, err = apply(c, pr.plan)
-			return err
-		})
-		switch {
-		case errors.Is(err, errReprepare) && attempt < maxPrepares:
-			ix.log.InfoContext(ctx, "config changed while preparing; preparing again", "attempt", attempt)
-			continue
-		case err != nil:
-			return nil, nil, nil, fmt.Errorf("update catalog: %w", err)
-		}
-		return pr, d, c, nil
-	}
 }

@@ -2,28 +2,21 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strings"
-	"sync"
-	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
-
-// sourcePrefixes are where operators drop what the indexer reads: the keys
-// a full re-index lists (never blobs/ or catalog/, which can be large and
-// are the indexer's own).
-var sourcePrefixes = []string{"skills/", "listings/", "subagents/", "files/", skillsconfig.Key}
 
 // observation is the state a key was read in.
 type observation struct {
@@ -31,7 +24,7 @@ type observation struct {
 	etag    string
 }
 
-// prepared is a plan and what preparing it saw.
+// prepared is a round's plan and what preparing it saw.
 type prepared struct {
 	plan *plan
 	// seen holds every key read, to check afterwards that none changed
@@ -41,96 +34,80 @@ type prepared struct {
 	warnings map[string][]string
 	ignored  []string
 	config   string // Result.Config
-	errs     []error
-
-	mu sync.Mutex // guards the above while reads run in parallel
+	// failed are the keys that could not be read; the rest of the round
+	// still publishes, and whoever asked about them is told.
+	failed map[string]error
 }
 
-func (pr *prepared) observe(key string, o observation) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.seen[key] = o
+// outcome is what a worker found about one key or config entry. Workers
+// only read and write blobs; merge is the one place outcomes meet.
+type outcome struct {
+	key      string
+	observed bool
+	obs      observation
+	claim    *claim
+	absence  *absence
+	rejects  []rejection
+	warned   bool
+	warnings []string
+	also     map[string][]string // warnings of other keys (alsoWarn)
+	ignored  bool
+	held     bool
+	err      error
 }
 
-func (pr *prepared) warn(key string, w []string) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.warnings[key] = w
-}
+func (o *outcome) observe(obs observation) { o.observed, o.obs = true, obs }
 
-func (pr *prepared) fail(err error) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.errs = append(pr.errs, err)
-}
+func (o *outcome) warn(w []string) { o.warned, o.warnings = true, w }
 
-func (pr *prepared) ignore(key string) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.ignored = append(pr.ignored, key)
-}
-
-// unholdable reports whether err is the store refusing key itself (a ".."
-// or dot element, a backslash in a local directory). No object can exist
-// under such a key, so the key is ignored with a log line: an event naming
-// it must never fail the invocation, which Lambda would retry forever.
-func (ix *Indexer) unholdable(ctx context.Context, key string, err error, pr *prepared) bool {
-	if !errors.Is(err, store.ErrInvalidKey) {
-		return false
+// alsoWarn records warnings about another key than the outcome's own (an
+// inline or external config entry's bytes: entryWarningKey).
+func (o *outcome) alsoWarn(key string, w []string) {
+	if o.also == nil {
+		o.also = map[string][]string{}
 	}
-	ix.log.WarnContext(ctx, "ignoring a key the store cannot hold", "key", key, "error", err.Error())
-	pr.ignore(key)
-	return true
+	o.also[key] = w
 }
 
-func (pr *prepared) reject(r rejection) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.plan.rejects = append(pr.plan.rejects, r)
-}
-
-func (pr *prepared) addClaim(c *claim) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.plan.claims = append(pr.plan.claims, c)
-}
-
-func (pr *prepared) addAbsence(a absence) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.plan.absent = append(pr.plan.absent, a)
-}
-
-// keyQueue is a set of keys in first-seen order, drained in batches.
-type keyQueue struct {
-	seen map[string]bool
-	keys []string
-}
-
-func (q *keyQueue) add(keys ...string) {
-	if q.seen == nil {
-		q.seen = map[string]bool{}
+// merge takes one outcome into the plan.
+func (pr *prepared) merge(o outcome) {
+	switch {
+	case o.key == "" && o.claim == nil && o.err == nil:
+		return // nothing to do
+	case o.err != nil:
+		pr.failed[o.key] = o.err
+		return
+	case o.ignored:
+		pr.ignored = append(pr.ignored, o.key)
+		return
 	}
-	for _, k := range keys {
-		if !q.seen[k] {
-			q.seen[k] = true
-			q.keys = append(q.keys, k)
-		}
+	if o.observed {
+		pr.seen[o.key] = o.obs
 	}
+	if o.warned {
+		pr.warnings[o.key] = o.warnings
+	}
+	for key, w := range o.also {
+		pr.warnings[key] = w
+	}
+	if o.claim != nil {
+		pr.plan.claims = append(pr.plan.claims, o.claim)
+	}
+	if o.absence != nil {
+		pr.plan.absent = append(pr.plan.absent, *o.absence)
+	}
+	if o.held {
+		pr.plan.held = append(pr.plan.held, o.key)
+	}
+	pr.plan.rejects = append(pr.plan.rejects, o.rejects...)
 }
 
-func (q *keyQueue) drain() []string {
-	out := q.keys
-	q.keys = nil
-	return out
-}
-
-// prepare reads the keys (all source keys when full) and the config, and
-// decides everything that needs I/O: validation, blob writes, external
-// fetches. It fails only when the config cannot be read or the bucket
-// cannot be listed; a key that cannot be read is left out of the plan and
-// reported in errs, so the other keys still publish.
-func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target, full bool) (*prepared, error) {
+// prepare reads the config and then the keys (all source keys when full),
+// and decides everything that needs I/O: validation, blob writes,
+// external fetches. It fails when the config or the catalog cannot be read
+// or the bucket cannot be listed; a key that cannot be read is left out of
+// the plan (prepared.failed), so the other keys still publish.
+func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target, o runOptions) (*prepared, error) {
 	snap, _, err := catalog.Load(ctx, ix.store)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -138,64 +115,51 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	case err != nil:
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
-	inForce, err := configInForce(snap)
+	dec, err := ix.decideConfig(ctx, snap, o.full || o.rebuild, slices.Contains(keys, skillsconfig.Key))
 	if err != nil {
 		return nil, err
 	}
-	return ix.prepareOn(ctx, snap, inForce, keys, orphans, full, false)
+	return ix.prepareWith(ctx, snap, dec, keys, orphans, o.full)
 }
 
-// prepareOn prepares against snap, whose config in force is inForce. With
-// hold it leaves agent-skills.yaml unread and inForce in force, as if the
-// config had not changed.
-func (ix *Indexer) prepareOn(ctx context.Context, snap *catalog.Catalog, inForce *skillsconfig.Config,
-	keys []string, orphans []target, full, hold bool) (*prepared, error) {
+// prepareWith prepares a plan against snap under the config decision dec.
+func (ix *Indexer) prepareWith(ctx context.Context, snap *catalog.Catalog, dec *configDecision, keys []string, orphans []target, full bool) (*prepared, error) {
 	pr := &prepared{
 		plan: &plan{
-			basis:      configDigest(snap),
-			cfg:        inForce,
+			basis:      basisOf(snap),
+			cfg:        dec.cfg,
+			config:     dec.change,
+			bucket:     dec.bucket,
+			hold:       dec.hold,
 			candidates: map[target]bool{},
 			now:        ix.now().UTC(),
+			establish:  full,
 		},
-		seen:     map[string]observation{},
+		seen:     map[string]observation{skillsconfig.Key: dec.observed},
 		warnings: map[string][]string{},
+		failed:   map[string]error{},
+		config:   dec.result,
 	}
-	var q keyQueue
-	q.add(keys...)
-	cfgTargets := map[target]bool{}
-	if !hold && (full || slices.Contains(keys, skillsconfig.Key)) {
-		touched, err := ix.prepareConfig(ctx, snap, inForce, full, pr)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range touched {
-			if err := ix.addCandidates(ctx, t, &q, cfgTargets, pr); err != nil {
-				return nil, err
+	if dec.reject != nil {
+		pr.plan.rejects = append(pr.plan.rejects, *dec.reject)
+	}
+	w := newWork()
+	w.addKeys(keys...)
+	if !dec.hold {
+		// The first round that finds a config in force publishes what was held.
+		for key, src := range snap.Sources {
+			if src.Held {
+				w.addKeys(key)
 			}
 		}
 	}
-	cfg := pr.plan.cfg
 	if full {
-		pr.plan.establish = true
-		infos, err := ix.listSources(ctx)
-		if err != nil {
+		if err := ix.queueEverything(ctx, snap, dec.cfg, w); err != nil {
 			return nil, err
 		}
-		for _, info := range infos {
-			q.add(info.Key)
-		}
-		for _, e := range allEntries(snap) {
-			if e.Source != catalog.ConfigSource {
-				q.add(e.Source)
-			}
-			q.add(e.Contenders...)
-		}
-		for _, ce := range definingEntries(cfg) {
-			cfgTargets[target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}] = true
-		}
 	}
-	for _, t := range orphans {
-		if err := ix.addCandidates(ctx, t, &q, cfgTargets, pr); err != nil {
+	for _, t := range append(dec.touched, orphans...) {
+		if err := ix.addCandidates(ctx, t, w, pr); err != nil {
 			return nil, err
 		}
 	}
@@ -203,74 +167,26 @@ func (ix *Indexer) prepareOn(ctx context.Context, snap *catalog.Catalog, inForce
 	for _, e := range allEntries(snap) {
 		owned[e.Source] = append(owned[e.Source], e)
 	}
-	done := map[string]bool{skillsconfig.Key: true}
-	cfgDone := map[target]bool{}
-	for {
-		// Config entries first: one whose bytes are gone brings the other
-		// claimants of its name into this round, as a deleted key does.
-		var targets []target
-		for _, t := range sortedTargets(cfgTargets) {
-			if !cfgDone[t] {
-				cfgDone[t] = true
-				targets = append(targets, t)
+	for !w.empty() {
+		keys, targets := w.take()
+		jobs := make([]func() outcome, 0, len(keys)+len(targets))
+		for _, t := range targets {
+			jobs = append(jobs, func() outcome { return ix.prepareEntry(ctx, t, snap, pr.plan) })
+		}
+		for _, key := range keys {
+			if job := ix.jobFor(ctx, key, snap, pr.plan, w); job != nil {
+				jobs = append(jobs, job)
 			}
 		}
-		ix.parallel(len(targets), func(i int) { ix.prepareConfigEntry(ctx, targets[i], snap, pr) })
-		batch := q.drain()
-		if len(batch) == 0 && len(targets) == 0 {
-			break
+		absent := len(pr.plan.absent)
+		for _, o := range ix.runJobs(ctx, jobs) {
+			pr.merge(o)
 		}
-		var drops []artifact.Key
-		var heads []string
-		for _, key := range batch {
-			if done[key] {
-				continue
-			}
-			done[key] = true
-			if hidden(key) {
-				ix.log.DebugContext(ctx, "ignoring a hidden key", "key", key)
-				pr.ignored = append(pr.ignored, key)
-				continue
-			}
-			k, err := artifact.ParseKey(key)
-			if err != nil {
-				heads = append(heads, key) // an invalid key is reported only while it exists
-				continue
-			}
-			switch k.Kind {
-			case artifact.KindSkill, artifact.KindSubagent:
-				drops = append(drops, k)
-			case artifact.KindFile:
-				named := false
-				for _, ce := range allConfigEntries(cfg) {
-					if ce.FilePath == key {
-						cfgTargets[target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}] = true
-						named = true
-					}
-				}
-				if !named {
-					pr.ignored = append(pr.ignored, key)
-				}
-			case artifact.KindBeside:
-				heads = append(heads, key)
-			case artifact.KindConfig:
-			case artifact.KindIgnored:
-				if code, _, warning := contractMiss(key); code != "" || warning != "" {
-					heads = append(heads, key)
-					continue
-				}
-				pr.ignored = append(pr.ignored, key)
-			default:
-				pr.ignored = append(pr.ignored, key)
-			}
-		}
-		ix.parallel(len(drops), func(i int) { ix.prepareDrop(ctx, drops[i], pr) })
-		ix.parallel(len(heads), func(i int) { ix.prepareHead(ctx, heads[i], pr) })
-		// A withdrawn owner's other claimants take over in the same
-		// round: read them too.
-		for _, a := range pr.plan.absent {
+		// A withdrawn owner's other claimants take over in the same round:
+		// read them too.
+		for _, a := range pr.plan.absent[absent:] {
 			if a.config != nil {
-				if err := ix.addCandidates(ctx, *a.config, &q, cfgTargets, pr); err != nil {
+				if err := ix.addCandidates(ctx, *a.config, w, pr); err != nil {
 					return nil, err
 				}
 				continue
@@ -278,7 +194,7 @@ func (ix *Indexer) prepareOn(ctx context.Context, snap *catalog.Catalog, inForce
 			// Withdrawn ones too: a takeover a failed read prevented is
 			// retried with the invocation.
 			for _, e := range owned[a.source] {
-				if err := ix.addCandidates(ctx, targetOf(e), &q, cfgTargets, pr); err != nil {
+				if err := ix.addCandidates(ctx, targetOf(e), w, pr); err != nil {
 					return nil, err
 				}
 			}
@@ -287,357 +203,232 @@ func (ix *Indexer) prepareOn(ctx context.Context, snap *catalog.Catalog, inForce
 	return pr, nil
 }
 
-// configInForce parses the config the catalog records as in force.
-func configInForce(c *catalog.Catalog) (*skillsconfig.Config, error) {
-	if c.Config == nil {
-		return nil, nil
+// jobFor classifies key and returns the work reading it takes (nil: none).
+// A files/ key brings the config entries that name it into the round.
+func (ix *Indexer) jobFor(ctx context.Context, key string, snap *catalog.Catalog, p *plan, w *work) func() outcome {
+	ignore := func() outcome { return outcome{key: key, ignored: true} }
+	cls, k := classify(key)
+	switch cls {
+	case classHidden:
+		ix.log.DebugContext(ctx, "ignoring a hidden key", "key", key)
+		return ignore
+	case classDrop:
+		return func() outcome { return ix.prepareDrop(ctx, k, snap, p) }
+	case classReport:
+		return func() outcome { return ix.prepareReport(ctx, key) }
+	case classFile:
+		named := entriesNaming(p.cfg, key)
+		for _, t := range named {
+			w.addTarget(t)
+		}
+		if len(named) == 0 {
+			return ignore
+		}
+		return nil
+	case classConfig:
+		return nil // read as state by decideConfig
 	}
-	cfg, err := skillsconfig.Parse([]byte(c.Config.YAML))
-	if err != nil {
-		// It was valid when it was put in force: only a stricter parser
-		// gets here, and guessing would withdraw the config's entries.
-		return nil, fmt.Errorf("the config in force (%s) no longer parses: %w", c.Config.Digest, err)
-	}
-	return cfg, nil
+	return ignore
 }
 
-// prepareConfig reads agent-skills.yaml and decides whether it goes into
-// force, is removed, or is rejected. It returns the targets a change
-// touches: every entry and listing reference of the old and the new config.
-// In a full re-index (full) the drops written before the config count as
-// published, as they were when incremental indexing saw it (olderDrops).
-func (ix *Indexer) prepareConfig(ctx context.Context, snap *catalog.Catalog, inForce *skillsconfig.Config, full bool, pr *prepared) ([]target, error) {
-	data, info, err := store.ReadAll(ctx, ix.store, skillsconfig.Key, skillsconfig.MaxBytes)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		pr.seen[skillsconfig.Key] = observation{}
-		if snap.Config == nil {
-			return nil, nil
-		}
-		pr.plan.config = &configChange{remove: true}
-		pr.plan.cfg = nil
-		pr.config = ConfigRemoved
-		return configTargets(inForce), nil
-	case errors.Is(err, store.ErrTooLarge):
-		pr.seen[skillsconfig.Key] = observation{present: true, etag: info.ETag}
-		pr.config = ConfigRejected
-		pr.plan.rejects = append(pr.plan.rejects, rejection{
-			Key: skillsconfig.Key, Code: CodeInvalidConfig, ETag: info.ETag,
-			Message: fmt.Sprintf("the config is %d bytes, at most %d allowed; the previous config stays in force", info.Size, skillsconfig.MaxBytes),
+// runJobs runs jobs on at most ix.workers goroutines and returns their
+// outcomes in the jobs' order.
+func (ix *Indexer) runJobs(ctx context.Context, jobs []func() outcome) []outcome {
+	out := make([]outcome, len(jobs))
+	var g errgroup.Group
+	g.SetLimit(ix.workers)
+	for i, job := range jobs {
+		g.Go(func() error {
+			out[i] = job()
+			return nil
 		})
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", skillsconfig.Key, err)
 	}
-	pr.seen[skillsconfig.Key] = observation{present: true, etag: info.ETag}
-	d := digest.Of(data)
-	if snap.Config != nil && d.Equal(snap.Config.Digest) {
-		// A redelivery, or the retry of an invocation that put this config
-		// in force but failed to read something it touches: re-evaluate
-		// all of that (no-ops when it all landed).
-		return configTargets(inForce), nil
-	}
-	cfg, err := skillsconfig.Parse(data)
-	msg := ""
-	if err != nil {
-		msg = configMessage(err)
-	} else if c := conflicts(snap, cfg); c != "" {
-		msg = c
-	} else if full {
-		if msg, err = ix.olderDrops(ctx, snap, inForce, cfg, info.LastModified); err != nil {
-			return nil, err
-		}
-	}
-	if msg != "" {
-		pr.config = ConfigRejected
-		pr.plan.rejects = append(pr.plan.rejects, rejection{
-			Key: skillsconfig.Key, Code: CodeInvalidConfig, Digest: d,
-			Message: msg + "; the previous config stays in force",
-		})
-		return nil, nil
-	}
-	pr.plan.config = &configChange{
-		cfg:   cfg,
-		state: catalog.ConfigState{Digest: d, ETag: info.ETag, AppliedAt: pr.plan.now, YAML: string(data)},
-	}
-	pr.plan.cfg = cfg
-	pr.config = ConfigApplied
-	return append(configTargets(inForce), configTargets(cfg)...), nil
-}
-
-// olderDrops decides a new config in a full re-index as incremental
-// indexing in write order decided it: the drops written before it (or in
-// the same instant: ties go to the drop, whose event a same-second config
-// found indexed) were published when it arrived, so it must not collide
-// with them, exactly as conflicts checks it against the live entries. It
-// returns why the config cannot be put in force ("" when it can).
-//
-// Without this, a re-index from an empty catalog (a rebuilt or restored
-// bucket) would put the config in force and reject the older drop, the
-// opposite of what incremental indexing did. As between two drops
-// (orderClaims), the older object wins.
-func (ix *Indexer) olderDrops(ctx context.Context, snap *catalog.Catalog, inForce, cfg *skillsconfig.Config, written time.Time) (string, error) {
-	infos, err := ix.listSources(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !mayCollide(cfg, infos, written) {
-		return "", nil
-	}
-	// The bucket as if the config had not changed: each drop validated with
-	// the caps of the config in force before this one, as its event was.
-	before, err := ix.prepareOn(ctx, snap, inForce, nil, nil, true, true)
-	if err != nil {
-		return "", err
-	}
-	if err := errors.Join(before.errs...); err != nil {
-		// Deciding on part of the bucket could put in force a config that
-		// incremental indexing rejected; the invocation is retried instead.
-		return "", fmt.Errorf("read the drops written before %s: %w", skillsconfig.Key, err)
-	}
-	p := *before.plan
-	p.claims = slices.DeleteFunc(slices.Clone(p.claims), func(cl *claim) bool {
-		return cl.source != catalog.ConfigSource && cl.modified.After(written)
-	})
-	then, err := cloneCatalog(snap)
-	if err != nil {
-		return "", err
-	}
-	if _, err := apply(then, &p); err != nil && !errors.Is(err, catalog.ErrNoChange) {
-		return "", fmt.Errorf("publish the drops written before %s: %w", skillsconfig.Key, err)
-	}
-	return conflicts(then, cfg), nil
-}
-
-// mayCollide reports whether a drop written no later than written could
-// collide with cfg: a key claiming a name cfg defines or includes by name,
-// a name whose url cfg sets, or a key served at a path an entry of cfg
-// takes. It reads nothing, and over-approximates (the drop may be invalid
-// or lose its name to another), so that olderDrops reads the bucket a
-// second time only when the answer may depend on it.
-func mayCollide(cfg *skillsconfig.Config, infos []store.Info, written time.Time) bool {
-	names := map[target]bool{}
-	paths := map[string]bool{}
-	for _, ce := range allConfigEntries(cfg) {
-		t := target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name}
-		switch {
-		case ce.Path != "":
-			names[t], paths[ce.Path] = true, true
-		case ce.Defines():
-			names[t] = true
-			if p := servedPath(t, catalog.ConfigSource, ce.ExternalURL, formatHint(ce), cfg); p != "" {
-				paths[p] = true
-			}
-		}
-	}
-	for _, l := range cfg.Listings {
-		for _, name := range l.Refs {
-			names[target{Kind: catalog.KindSkill, Listing: l.Name, Name: name}] = true
-		}
-	}
-	for _, info := range infos {
-		// To the second: a listing may time objects more finely than the
-		// read that timed the config (S3 answers a GET with an HTTP date).
-		if info.LastModified.Truncate(time.Second).After(written) {
-			continue
-		}
-		k, err := artifact.ParseKey(info.Key)
-		if err != nil || (k.Kind != artifact.KindSkill && k.Kind != artifact.KindSubagent) {
-			continue
-		}
-		t := targetOfKey(k)
-		if names[t] || paths[servedPath(t, info.Key, "", "", cfg)] {
-			return true
-		}
-	}
-	return false
-}
-
-// cloneCatalog returns a deep copy of c.
-func cloneCatalog(c *catalog.Catalog) (*catalog.Catalog, error) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("encode catalog: %w", err)
-	}
-	cp, err := catalog.Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("copy catalog: %w", err)
-	}
-	return cp, nil
-}
-
-func configMessage(err error) string {
-	var e *skillsconfig.Error
-	if errors.As(err, &e) {
-		if e.Field == "" {
-			return e.Msg
-		}
-		return e.Field + ": " + e.Msg
-	}
-	return err.Error()
-}
-
-// configTargets returns every target cfg names: its entries, and for each
-// listing reference the listing-only skill of that name it would exclude.
-func configTargets(cfg *skillsconfig.Config) []target {
-	var out []target
-	for _, ce := range allConfigEntries(cfg) {
-		out = append(out, target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name})
-	}
-	if cfg != nil {
-		for _, l := range cfg.Listings {
-			for _, name := range l.Refs {
-				out = append(out, target{Kind: catalog.KindSkill, Listing: l.Name, Name: name})
+	_ = g.Wait() // jobs report failures in their outcomes
+	if ctx.Err() != nil {
+		for i := range out {
+			if out[i].err == nil && !out[i].ignored {
+				out[i].err = ctx.Err()
 			}
 		}
 	}
 	return out
 }
 
+// queueEverything queues what a full re-index reads: every source key,
+// the source and contenders of every entry, and every entry cfg defines.
+func (ix *Indexer) queueEverything(ctx context.Context, snap *catalog.Catalog, cfg *skillsconfig.Config, w *work) error {
+	infos, err := ix.listSources(ctx)
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		w.addKeys(info.Key)
+	}
+	for _, e := range allEntries(snap) {
+		if e.Source != catalog.ConfigSource {
+			w.addKeys(e.Source)
+		}
+		w.addKeys(e.Contenders...)
+	}
+	for _, ce := range definingEntries(cfg) {
+		w.addTarget(target{Kind: ce.Kind, Listing: ce.Listing, Name: ce.Name})
+	}
+	return nil
+}
+
 // addCandidates queues every key that could claim t (found by listing the
 // name's prefix) and t's config entry, and marks t as fully prepared.
-func (ix *Indexer) addCandidates(ctx context.Context, t target, q *keyQueue, cfgTargets map[target]bool, pr *prepared) error {
+func (ix *Indexer) addCandidates(ctx context.Context, t target, w *work, pr *prepared) error {
 	if pr.plan.candidates[t] {
 		return nil
 	}
 	pr.plan.candidates[t] = true
-	prefix := "skills/" + t.Name
-	switch {
-	case t.Kind == catalog.KindSubagent:
-		prefix = "subagents/" + t.Name
-	case t.Listing != "":
-		prefix = "listings/" + t.Listing + "/skills/" + t.Name
-	}
-	infos, err := ix.store.List(ctx, prefix)
+	infos, err := ix.store.List(ctx, claimantPrefix(t))
 	if err != nil {
 		return fmt.Errorf("list claimants of %s: %w", t, err)
 	}
 	for _, info := range infos {
-		if k, err := artifact.ParseKey(info.Key); err == nil && targetOfKey(k) == t &&
-			(k.Kind == artifact.KindSkill || k.Kind == artifact.KindSubagent) {
-			q.add(info.Key)
+		if cls, k := classify(info.Key); cls == classDrop && targetOfKey(k) == t {
+			w.addKeys(info.Key)
 		}
 	}
 	if defines(pr.plan.cfg, t) {
-		cfgTargets[t] = true
+		w.addTarget(t)
 	}
 	return nil
 }
 
 // prepareDrop reads a dropped skill or sub-agent and validates it with the
 // caps the config sets for its name; a valid one is copied to its blob and
-// becomes a claim.
-func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, pr *prepared) {
+// becomes a claim. While publications are held it only asks whether the
+// key is there.
+func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, snap *catalog.Catalog, p *plan) outcome {
+	o := outcome{key: k.Key}
 	t := targetOfKey(k)
-	lim := ix.limitsFor(pr.plan.cfg.Touches(t.Kind, t.Listing, t.Name))
-	data, info, err := store.ReadAll(ctx, ix.store, k.Key, lim.MaxArtifactBytes)
-	switch {
-	case ix.unholdable(ctx, k.Key, err, pr):
-		return
-	case errors.Is(err, store.ErrNotFound):
-		pr.observe(k.Key, observation{})
-		pr.addAbsence(absence{source: k.Key})
-		pr.warn(k.Key, nil)
-		return
-	case errors.Is(err, store.ErrTooLarge):
-		pr.observe(k.Key, observation{present: true, etag: info.ETag})
-		pr.reject(rejection{Key: k.Key, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%d)", k.Key, lim.MaxArtifactBytes)})
-		return
-	case err != nil:
-		pr.fail(fmt.Errorf("read %s: %w", k.Key, err))
-		return
+	if p.hold {
+		return ix.holdKey(ctx, k.Key, snap, func(o *outcome) { o.absence = &absence{source: k.Key}; o.warn(nil) })
 	}
-	pr.observe(k.Key, observation{present: true, etag: info.ETag})
+	lim := ix.limitsFor(p.cfg.Touches(t.Kind, t.Listing, t.Name))
+	data, info, err := ix.readBytes(ctx, bytesOf{key: k.Key}, lim.MaxArtifactBytes)
+	switch {
+	case ix.unholdable(ctx, k.Key, err):
+		o.ignored = true
+		return o
+	case errors.Is(err, store.ErrNotFound):
+		o.observe(observation{})
+		o.absence = &absence{source: k.Key}
+		o.warn(nil)
+		return o
+	case errors.Is(err, store.ErrTooLarge):
+		o.observe(observation{present: true, etag: info.ETag})
+		o.rejects = []rejection{{Key: k.Key, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
+			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", k.Key, bytesize.Format(lim.MaxArtifactBytes))}}
+		return o
+	case err != nil:
+		o.err = fmt.Errorf("read %s: %w", k.Key, err)
+		return o
+	}
+	o.observe(observation{present: true, etag: info.ETag})
 	v, err := validateDrop(k, data, lim)
 	if err != nil {
 		code, msg := rejectionOf(err, k.Key)
-		pr.reject(rejection{Key: k.Key, Code: code, Message: msg, Name: t.Name, Digest: digest.Of(data)})
-		return
+		o.rejects = []rejection{{Key: k.Key, Code: code, Message: msg, Name: t.Name, Digest: digest.Of(data)}}
+		return o
 	}
-	if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
-		pr.fail(err)
-		return
+	if err := ix.storeValidated(ctx, v, data); err != nil {
+		o.err = err
+		return o
 	}
 	v.SourceKey = k.Key
-	pr.warn(k.Key, v.warnings)
-	pr.addClaim(&claim{target: t, source: k.Key, version: v.Version, modified: info.LastModified})
+	o.warn(v.warnings)
+	o.claim = &claim{target: t, source: k.Key, version: v.Version, modified: info.LastModified}
+	return o
 }
 
-// prepareHead handles keys that are only reported while they exist: files
-// beside a SKILL.md or in no skill folder (a warning), and keys the contract
-// cannot accept (a rejection: an invalid implied name, or none of its forms).
-func (ix *Indexer) prepareHead(ctx context.Context, key string, pr *prepared) {
+// holdKey is a drop's (or a files/ key's) preparation while publications
+// are held: the key is asked about, not read. Present with bytes the
+// catalog has not published from it, it is held; absent, gone(o) says
+// what withdrawing it means.
+func (ix *Indexer) holdKey(ctx context.Context, key string, snap *catalog.Catalog, gone func(o *outcome)) outcome {
+	o := outcome{key: key}
 	info, err := ix.store.Head(ctx, key)
 	switch {
-	case ix.unholdable(ctx, key, err, pr):
-		return
+	case ix.unholdable(ctx, key, err):
+		o.ignored = true
 	case errors.Is(err, store.ErrNotFound):
-		pr.observe(key, observation{})
-		pr.warn(key, nil)
-		return
+		o.observe(observation{})
+		gone(&o)
 	case err != nil:
-		pr.fail(fmt.Errorf("head %s: %w", key, err))
-		return
+		o.err = fmt.Errorf("head %s: %w", key, err)
+	default:
+		o.observe(observation{present: true, etag: info.ETag})
+		src, known := snap.Sources[key]
+		o.held = !known || src.Held || !sameETag(src.ETag, info.ETag)
 	}
-	pr.observe(key, observation{present: true, etag: info.ETag})
+	return o
+}
+
+// prepareReport handles keys that are only reported while they exist:
+// files beside a SKILL.md or in no skill folder (a warning), and keys the
+// contract cannot accept (a rejection: an invalid implied name, or none of
+// its forms).
+func (ix *Indexer) prepareReport(ctx context.Context, key string) outcome {
+	o := outcome{key: key}
+	info, err := ix.store.Head(ctx, key)
+	switch {
+	case ix.unholdable(ctx, key, err):
+		o.ignored = true
+		return o
+	case errors.Is(err, store.ErrNotFound):
+		o.observe(observation{})
+		o.warn(nil)
+		return o
+	case err != nil:
+		o.err = fmt.Errorf("head %s: %w", key, err)
+		return o
+	}
+	o.observe(observation{present: true, etag: info.ETag})
 	k, err := artifact.ParseKey(key)
 	if err != nil {
 		code, msg := rejectionOf(err, key)
-		pr.reject(rejection{Key: key, Code: code, Message: msg, ETag: info.ETag})
-		return
+		o.rejects = []rejection{{Key: key, Code: code, Message: msg, ETag: info.ETag}}
+		return o
 	}
 	if k.Kind == artifact.KindBeside {
-		pr.warn(key, []string{besideWarning(k)})
-		return
+		o.warn([]string{besideWarning(k)})
+		return o
 	}
 	code, msg, warning := contractMiss(key)
 	if code != "" {
-		pr.reject(rejection{Key: key, Code: code, Message: msg, ETag: info.ETag})
-		return
+		o.rejects = []rejection{{Key: key, Code: code, Message: msg, ETag: info.ETag}}
+		return o
 	}
-	pr.warn(key, []string{warning})
+	o.warn([]string{warning})
+	return o
 }
 
-// prepareConfigEntry prepares the bytes of a config entry that defines
-// its own: an inline body, a files/ key, or an external URL.
-func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catalog.Catalog, pr *prepared) {
-	ce := pr.plan.cfg.Touches(t.Kind, t.Listing, t.Name)
+// prepareEntry prepares the bytes of a config entry that defines its own:
+// an inline body, a files/ key, or an external URL.
+func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Catalog, p *plan) outcome {
+	ce := p.cfg.Touches(t.Kind, t.Listing, t.Name)
 	if ce == nil || !ce.Defines() {
-		return
+		return outcome{}
+	}
+	o := outcome{key: entryKey(ce)}
+	switch {
+	case p.hold && ce.FilePath != "":
+		return ix.holdKey(ctx, ce.FilePath, snap, func(o *outcome) {
+			o.absence = &absence{source: catalog.ConfigSource, config: &t}
+			o.rejects = []rejection{entryRejection(ce, ce.FilePath, CodeMissingFile, ce.FilePath+" does not exist", digest.Digest{})}
+		})
+	case p.hold:
+		// An inline or external entry belongs to the config in force,
+		// which cannot change while publications are held.
+		return outcome{}
 	}
 	lim := ix.limitsFor(ce)
 	cl := &claim{target: t, source: catalog.ConfigSource, field: ce.Field}
-	rejectAs := func(key, code, msg string, d digest.Digest) {
-		pr.reject(rejection{Key: key, Code: code, Name: t.Name, Digest: d,
-			Message: fmt.Sprintf("agent-skills.yaml %s (%s): %s", ce.Field, ce.Name, msg)})
-	}
-	var data []byte
-	switch {
-	case ce.Body != "":
-		data = []byte(ce.Body)
-	case ce.FilePath != "":
-		b, info, err := store.ReadAll(ctx, ix.store, ce.FilePath, lim.MaxArtifactBytes)
-		switch {
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
-			// A path the store cannot hold (a dot element in a local
-			// directory) can hold no bytes either.
-			pr.observe(ce.FilePath, observation{})
-			pr.addAbsence(absence{source: catalog.ConfigSource, config: &t})
-			rejectAs(ce.FilePath, CodeMissingFile, ce.FilePath+" does not exist", digest.Digest{})
-			return
-		case errors.Is(err, store.ErrTooLarge):
-			pr.observe(ce.FilePath, observation{present: true, etag: info.ETag})
-			pr.reject(rejection{Key: ce.FilePath, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-				Message: fmt.Sprintf("agent-skills.yaml %s (%s): %s is larger than max_artifact_bytes (%d)", ce.Field, ce.Name, ce.FilePath, lim.MaxArtifactBytes)})
-			return
-		case err != nil:
-			pr.fail(fmt.Errorf("read %s: %w", ce.FilePath, err))
-			return
-		}
-		pr.observe(ce.FilePath, observation{present: true, etag: info.ETag})
-		data = b
-	case !ce.Digest.IsZero():
+	if ce.ExternalURL != "" && !ce.Digest.IsZero() {
 		// A pinned external entry is never fetched: the operator vouches
 		// for the digest, and the description comes from the config.
 		cl.external = ce.ExternalURL
@@ -645,132 +436,144 @@ func (ix *Indexer) prepareConfigEntry(ctx context.Context, t target, snap *catal
 			Label: "sha256-" + ce.Digest.Short(), Digest: ce.Digest, Type: ce.Type,
 			Format: externalFormat(ce, nil), SourceKey: ce.ExternalURL, Description: ce.Description,
 		}
-		pr.addClaim(cl)
-		return
-	default:
+		o.alsoWarn(entryWarningKey(ce), excludeExternal(&cl.version, nil))
+		o.claim = cl
+		return o
+	}
+	if ce.ExternalURL != "" {
 		cl.external = ce.ExternalURL
-		if e := t.entry(snap); e != nil {
-			for _, v := range e.Versions {
-				if v.SourceKey == ce.ExternalURL {
-					// Fetched once already: an external URL is read when
-					// the entry or its URL is new, not on every re-index.
-					cl.version = v
-					pr.addClaim(cl)
-					return
-				}
-			}
+		if v, ok, err := fetchedBefore(t.entry(snap), ce.ExternalURL); err != nil {
+			o.err = err
+			return o
+		} else if ok {
+			// Fetched once already: an external URL is read when the
+			// entry or its URL is new, not on every re-index.
+			cl.version = v
+			o.claim = cl
+			return o
 		}
-		b, err := ix.fetch(ctx, ce.ExternalURL, lim.MaxArtifactBytes)
-		if err != nil {
-			rejectAs(skillsconfig.Key, CodeFetchFailed, err.Error(), digest.Digest{})
-			return
+	}
+	data, info, err := ix.readBytes(ctx, bytesOf{key: ce.FilePath, body: ce.Body, url: ce.ExternalURL}, lim.MaxArtifactBytes)
+	switch {
+	case ce.FilePath != "" && (errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidKey)):
+		// A path the store cannot hold (a dot element in a local
+		// directory) can hold no bytes either.
+		o.observe(observation{})
+		o.absence = &absence{source: catalog.ConfigSource, config: &t}
+		o.rejects = []rejection{entryRejection(ce, ce.FilePath, CodeMissingFile, ce.FilePath+" does not exist", digest.Digest{})}
+		return o
+	case ce.FilePath != "" && errors.Is(err, store.ErrTooLarge):
+		o.observe(observation{present: true, etag: info.ETag})
+		r := entryRejection(ce, ce.FilePath, archive.CodeTooLarge,
+			fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", ce.FilePath, bytesize.Format(lim.MaxArtifactBytes)), digest.Digest{})
+		r.ETag = info.ETag
+		o.rejects = []rejection{r}
+		return o
+	case ce.ExternalURL != "" && err != nil:
+		var connErr *fetch.ConnectError
+		if errors.As(err, &connErr) {
+			// The rejection's text hides the cause (it reaches the status
+			// document and audit events); the operator's log keeps it.
+			ix.log.WarnContext(ctx, "external fetch failed", "url", connErr.URL, "cause", connErr.Unwrap().Error())
 		}
-		data = b
+		o.rejects = []rejection{entryRejection(ce, skillsconfig.Key, CodeFetchFailed, err.Error(), digest.Digest{})}
+		return o
+	case err != nil:
+		o.err = fmt.Errorf("read %s: %w", ce.FilePath, err)
+		return o
+	}
+	if ce.FilePath != "" {
+		o.observe(observation{present: true, etag: info.ETag})
 	}
 	v, err := validateEntry(ce, data, lim)
 	if err != nil {
-		key := skillsconfig.Key
-		if ce.FilePath != "" {
-			key = ce.FilePath
-		}
+		key := entryKey(ce)
 		code, msg := rejectionOf(err, key)
 		if ce.ExternalURL != "" {
+			key = skillsconfig.Key
 			code, msg = rejectionOf(err, ce.ExternalURL)
 		}
-		rejectAs(key, code, msg, digest.Of(data))
-		return
+		o.rejects = []rejection{entryRejection(ce, key, code, msg, digest.Of(data))}
+		return o
 	}
 	switch {
 	case ce.ExternalURL != "":
 		v.SourceKey = ce.ExternalURL // not re-hosted: no blob
+		o.alsoWarn(entryWarningKey(ce), excludeExternal(&v.Version, v.warnings))
 	case ce.FilePath != "":
 		v.SourceKey = ce.FilePath
-		pr.warn(ce.FilePath, v.warnings)
+		o.warn(v.warnings)
 	default:
 		v.SourceKey = skillsconfig.Key
+		o.alsoWarn(entryWarningKey(ce), v.warnings)
 	}
 	if ce.ExternalURL == "" {
-		if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
-			pr.fail(err)
-			return
+		if err := ix.storeValidated(ctx, v, data); err != nil {
+			o.err = err
+			return o
 		}
 	}
 	cl.version = v.Version
-	pr.addClaim(cl)
+	o.claim = cl
+	return o
 }
 
-// externalFormat is the format of an external entry: the bytes' own when
-// fetched, else the URL's extension (archives) or markdown.
-func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
-	if ce.Type != artifact.TypeArchive {
-		return artifact.FormatMarkdown
+// entryKey is the key a config entry's outcome is about: its files/ key,
+// else agent-skills.yaml.
+func entryKey(ce *skillsconfig.Entry) string {
+	if ce.FilePath != "" {
+		return ce.FilePath
 	}
-	switch archive.Sniff(data) {
-	case archive.FormatTarGz:
-		return artifact.FormatTarGz
-	case archive.FormatZip:
-		return artifact.FormatZip
-	}
-	u := ce.ExternalURL
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u = u[:i]
-	}
-	if strings.HasSuffix(u, ".tar.gz") || strings.HasSuffix(u, ".tgz") {
-		return artifact.FormatTarGz
-	}
-	return artifact.FormatZip
+	return skillsconfig.Key
 }
 
-// maxFetchRedirects bounds the redirects one fetch follows.
-const maxFetchRedirects = 5
-
-// fetchRedirects is the redirect policy of external fetches. The config
-// requires https, so a redirect to anything else is refused before it is
-// requested: following a 302 to http:// would publish bytes anyone on the
-// path could have changed. https redirects are followed (release downloads
-// and raw links commonly redirect to a CDN), a few at most.
-func fetchRedirects(req *http.Request, via []*http.Request) error {
-	if req.URL.Scheme != "https" {
-		return fmt.Errorf("redirected to %s: only https is fetched", req.URL.Redacted())
-	}
-	if len(via) > maxFetchRedirects {
-		return fmt.Errorf("more than %d redirects", maxFetchRedirects)
-	}
-	return nil
+// entryWarningKey is the status key of warnings about the bytes of an
+// inline or external config entry, which have no key of their own: the
+// entry as its rejections name it.
+func entryWarningKey(ce *skillsconfig.Entry) string {
+	return fmt.Sprintf("agent-skills.yaml %s (%s)", ce.Field, ce.Name)
 }
 
-// fetch reads an external URL once: https only, redirects as
-// fetchRedirects allows, bounded in time and size, and the final answer
-// must be 200.
-func (ix *Indexer) fetch(ctx context.Context, url string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, ix.fetchTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
+func entryRejection(ce *skillsconfig.Entry, key, code, msg string, d digest.Digest) rejection {
+	return rejection{Key: key, Code: code, Name: ce.Name, Digest: d,
+		Message: fmt.Sprintf("agent-skills.yaml %s (%s): %s", ce.Field, ce.Name, msg)}
+}
+
+// fetchedBefore finds the version of e fetched from url, if e ever was.
+func fetchedBefore(e *catalog.Entry, url string) (catalog.Version, bool, error) {
+	if e == nil {
+		return catalog.Version{}, false, nil
 	}
-	if req.URL.Scheme != "https" {
-		return nil, fmt.Errorf("fetch %s: only https is fetched", url)
+	if err := e.LoadHistory(); err != nil {
+		return catalog.Version{}, false, err
 	}
-	resp, err := ix.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
+	for _, v := range e.Versions {
+		if v.SourceKey == url {
+			return v, true, nil
+		}
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch %s: status %d, want 200", url, resp.StatusCode)
+	return catalog.Version{}, false, nil
+}
+
+// unholdable reports whether err is the store refusing key itself (a ".."
+// or dot element, a backslash in a local directory). No object can exist
+// under such a key, so the key is ignored with a log line: an event naming
+// it must never fail the invocation, which would be retried forever.
+func (ix *Indexer) unholdable(ctx context.Context, key string, err error) bool {
+	if !errors.Is(err, store.ErrInvalidKey) {
+		return false
 	}
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("fetch %s: %d bytes, more than max_artifact_bytes (%d)", url, resp.ContentLength, limit)
+	ix.log.WarnContext(ctx, "ignoring a key the store cannot hold", "key", key, "error", err.Error())
+	return true
+}
+
+// storeValidated writes validated bytes to their content-addressed blob,
+// and each of their files to its own (putFiles).
+func (ix *Indexer) storeValidated(ctx context.Context, v *validated, data []byte) error {
+	if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
+		return err
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("fetch %s: more than max_artifact_bytes (%d)", url, limit)
-	}
-	return b, nil
+	return ix.putFiles(ctx, v.files)
 }
 
 // putBlob writes validated bytes to their content-addressed key, create-only:
@@ -813,6 +616,11 @@ func (ix *Indexer) limitsFor(ce *skillsconfig.Entry) archive.Limits {
 	return lim
 }
 
+// sourcePrefixes are where operators drop what the indexer reads: the keys
+// a full re-index lists (never blobs/ or catalog/, which can be large and
+// are the indexer's own).
+var sourcePrefixes = artifact.SourcePrefixes()
+
 // listSources lists every key operators drop (sourcePrefixes).
 func (ix *Indexer) listSources(ctx context.Context) ([]store.Info, error) {
 	var out []store.Info
@@ -829,31 +637,4 @@ func (ix *Indexer) listSources(ctx context.Context) ([]store.Info, error) {
 		}
 	}
 	return out, nil
-}
-
-// parallel runs fn(0..n-1) on at most ix.workers goroutines.
-func (ix *Indexer) parallel(n int, fn func(i int)) {
-	if n == 0 {
-		return
-	}
-	sem := make(chan struct{}, ix.workers)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
-}
-
-func sortedTargets(set map[target]bool) []target {
-	out := make([]target, 0, len(set))
-	for t := range set {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b target) int { return strings.Compare(string(a.Kind)+"/"+a.id(), string(b.Kind)+"/"+b.id()) })
-	return out
 }

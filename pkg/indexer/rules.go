@@ -10,10 +10,11 @@ import (
 )
 
 // validated is an accepted artifact as the catalog records it, with the
-// warnings for the status document.
+// warnings for the status document and its files' content (putFiles).
 type validated struct {
 	catalog.Version
 	warnings []string
+	files    []archive.File
 }
 
 // targetOfKey is the entry a skill or sub-agent key claims.
@@ -73,8 +74,12 @@ func fromArtifact(a *artifact.Artifact) *validated {
 			Size:        a.Size,
 			Description: a.Description,
 			Subagent:    a.Subagent,
+			Frontmatter: a.Frontmatter,
+			Files:       catalogFiles(a.Files),
+			MCPExcluded: a.MCPExcluded,
 		},
 		warnings: a.Warnings,
+		files:    a.Files,
 	}
 }
 
@@ -94,27 +99,7 @@ func rejectionOf(err error, key string) (code, msg string) {
 }
 
 // besideWarning is the status warning for a file beside a SKILL.md.
-func besideWarning(k artifact.Key) string {
-	folder := "skills/" + k.Name
-	if k.Listing != "" {
-		folder = "listings/" + k.Listing + "/" + folder
-	}
-	return "ignored: a skill folder publishes only its SKILL.md (" + folder + "/SKILL.md); " +
-		"a multi-file skill is an archive (skilldrop publish packs a folder into one)"
-}
-
-// hidden reports whether a path element of key starts with a dot: .DS_Store,
-// AppleDouble "._x.md" files and .gitkeep that folder uploads bring along.
-// They are ignored, neither published nor refused, as the local directory
-// store hides them and `skilldrop publish` leaves them out of an archive.
-func hidden(key string) bool {
-	for elem := range strings.SplitSeq(key, "/") {
-		if strings.HasPrefix(elem, ".") && elem != "." && elem != ".." {
-			return true
-		}
-	}
-	return false
-}
+func besideWarning(k artifact.Key) string { return artifact.BesideWarning(k) }
 
 // The forms the bucket contract accepts, for the messages of keys that
 // miss them.
@@ -135,17 +120,17 @@ func contractMiss(key string) (code, msg, warning string) {
 	switch {
 	case strings.HasSuffix(key, "/"):
 		return "", "", "" // a folder marker, as the S3 console creates
-	case strings.HasPrefix(key, "skills/"):
-		return skillMiss("skills/", key[len("skills/"):])
-	case strings.HasPrefix(key, "listings/"):
-		listing, rest, _ := strings.Cut(key[len("listings/"):], "/")
-		if r, ok := strings.CutPrefix(rest, "skills/"); ok {
-			return skillMiss("listings/"+listing+"/skills/", r)
+	case strings.HasPrefix(key, artifact.SkillsPrefix):
+		return skillMiss(artifact.SkillsPrefix, key[len(artifact.SkillsPrefix):])
+	case strings.HasPrefix(key, artifact.ListingsPrefix):
+		listing, rest, _ := strings.Cut(key[len(artifact.ListingsPrefix):], "/")
+		if r, ok := strings.CutPrefix(rest, artifact.SkillsPrefix); ok {
+			return skillMiss(artifact.ListingPrefix(listing)+artifact.SkillsPrefix, r)
 		}
 		return artifact.CodeUnsupportedFile, "not a listing key: want listings/<listing>/skills/ followed by " + skillForms + " (" + nameRule + ")", ""
-	case strings.HasPrefix(key, "subagents/"):
-		if folder, _, inFolder := strings.Cut(key[len("subagents/"):], "/"); inFolder {
-			return "", "", "ignored: a sub-agent folder publishes only its agent.md (subagents/" + folder + "/agent.md)"
+	case strings.HasPrefix(key, artifact.SubagentsPrefix):
+		if folder, _, inFolder := strings.Cut(key[len(artifact.SubagentsPrefix):], "/"); inFolder {
+			return "", "", artifact.SubagentBesideWarning(folder)
 		}
 		return artifact.CodeUnsupportedFile, "not a sub-agent key: want " + subagentForms + " (" + nameRule + ")", ""
 	}

@@ -4,64 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
-	"github.com/skilldrop/skilldrop/pkg/store"
 )
-
-// verifyByListing is the number of keys above which verify lists the
-// source prefixes instead of asking for each key.
-const verifyByListing = 32
-
-// verify reports the keys whose state differs from the one they were read
-// in. A round that read a key before a concurrent invocation wrote newer
-// bytes may have published after it; reading the key again after the
-// catalog write tells, and another round then publishes what is there now.
-func (ix *Indexer) verify(ctx context.Context, seen map[string]observation) ([]string, error) {
-	if len(seen) == 0 {
-		return nil, nil
-	}
-	now := map[string]observation{}
-	if len(seen) > verifyByListing {
-		infos, err := ix.listSources(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-		for _, info := range infos {
-			now[info.Key] = observation{present: true, etag: info.ETag}
-		}
-	} else {
-		var errs []error
-		for key := range seen {
-			info, err := ix.store.Head(ctx, key)
-			switch {
-			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
-				now[key] = observation{} // as prepare read it: nothing there
-			case err != nil:
-				errs = append(errs, fmt.Errorf("verify %s: %w", key, err))
-				now[key] = seen[key] // unknown: do not loop on it
-			default:
-				now[key] = observation{present: true, etag: info.ETag}
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			return nil, err
-		}
-	}
-	var changed []string
-	for key, was := range seen {
-		if now[key] != was {
-			changed = append(changed, key)
-		}
-	}
-	slices.Sort(changed)
-	return changed, nil
-}
 
 // recorder gathers what an invocation's rounds found for the status document.
 type recorder struct {
@@ -90,6 +39,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 	res.Withdrawn = append(res.Withdrawn, d.withdrawn...)
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
+	res.Held = append(res.Held, pr.plan.held...)
 	if pr.config != "" {
 		res.Config = pr.config
 	}
@@ -141,15 +91,30 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		}
 		return fmt.Errorf("update status: %w", err)
 	}
+	byCode := map[string]int{}
 	for i, r := range rec.rejections {
 		res.Rejected = append(res.Rejected, publicRejection(r, !fresh[i]))
 		if !fresh[i] {
 			continue
 		}
 		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
-		ix.metrics.Count(ctx, obs.UploadRejected, obs.DimensionReason, r.Code)
+		byCode[r.Code]++
+	}
+	for _, code := range slices.Sorted(maps.Keys(byCode)) {
+		ix.metrics.CountN(ctx, obs.UploadRejected, obs.DimensionReason, code, byCode[code])
 	}
 	return nil
+}
+
+// countPublished counts the invocation's publications, one send per kind.
+func (ix *Indexer) countPublished(ctx context.Context, res *Result) {
+	byKind := map[catalog.Kind]int{}
+	for _, ch := range res.Published {
+		byKind[ch.Kind]++
+	}
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		ix.metrics.CountN(ctx, obs.UploadPublished, obs.DimensionKind, string(kind), byKind[kind])
+	}
 }
 
 func publicRejection(r rejection, repeated bool) Rejection {
@@ -177,11 +142,13 @@ func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
 	case prev.ETag != r.ETag:
 		return false
 	}
-	// Bytes published from the key since then make the same refusal news again.
+	// Bytes published from the key since then make the same refusal news
+	// again. A publish makes its version the latest, so the latest
+	// versions tell.
 	if cat != nil {
-		for _, e := range allEntries(cat) {
-			for _, v := range e.Versions {
-				if v.SourceKey == r.Key && v.PublishedAt.After(prev.Time) {
+		for _, m := range []map[string]*catalog.Entry{cat.Skills, cat.Subagents} {
+			for _, e := range m {
+				if v := e.LatestVersion(); v != nil && v.SourceKey == r.Key && v.PublishedAt.After(prev.Time) {
 					return false
 				}
 			}

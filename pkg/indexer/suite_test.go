@@ -36,6 +36,7 @@ var suite = []struct {
 	{"ADifferentFetchFailureIsNews", testADifferentFetchFailureIsNews},
 	{"ExternalFetchFollowsOnlyHTTPSRedirects", testExternalFetchFollowsOnlyHTTPSRedirects},
 	{"PinnedExternalEntryIsNeverFetched", testPinnedExternalEntryIsNeverFetched},
+	{"ExternalURLCannotReachInside", testExternalURLCannotReachInside},
 	{"ConfigRedeliveryWritesNothing", testConfigRedeliveryWritesNothing},
 	{"HandleEventShapes", testHandleEventShapes},
 	{"HandleIgnoresWhatIsNotAHint", testHandleIgnoresWhatIsNotAHint},
@@ -44,6 +45,7 @@ var suite = []struct {
 	{"ReindexEqualsIncremental", testReindexEqualsIncremental},
 	{"AKeyChangedDuringTheRoundIsReadAgain", testAKeyChangedDuringTheRoundIsReadAgain},
 	{"StaleRejectionIsNotRecorded", testStaleRejectionIsNotRecorded},
+	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
 }
 
 func TestLocal(t *testing.T) {

@@ -59,7 +59,7 @@ func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artif
 	v.SourceKey = key
 	now := ix.now().UTC()
 	p := &plan{
-		basis: configDigest(c), cfg: cfg, candidates: map[target]bool{}, now: now,
+		basis: basisOf(c), bucket: c.Bucket, cfg: cfg, candidates: map[target]bool{}, now: now,
 		claims: []*claim{{target: t, source: key, version: v, modified: now}},
 	}
 	d, err := apply(c, p) // c was loaded for this call alone

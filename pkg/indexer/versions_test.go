@@ -116,7 +116,7 @@ func testRejectionIsRecordedAuditedAndCounted(t *testing.T, mk envMaker) {
 	if len(a) != 1 || a[0]["key"] != "skills/x.md" || a[0]["code"] != "name_mismatch" || a[0]["message"] == "" {
 		t.Fatalf("audit events %v", a)
 	}
-	want := []obs.Sample{{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_mismatch"}}
+	want := []obs.Sample{{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_mismatch", N: 1}}
 	if got := e.metrics.Samples(); !slices.Equal(got, want) {
 		t.Fatalf("metrics %v, want %v", got, want)
 	}

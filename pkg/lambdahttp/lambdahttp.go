@@ -4,8 +4,9 @@
 // event response, base64-encoding every body that is not plain text.
 //
 // What API Gateway itself vouches for (the domain the client addressed, its
-// request id) travels in the request's context (FromContext), never in a
-// header, so a client cannot forge it by sending one.
+// request id) travels in the request's context as vouch.Facts, never in a
+// header, so a client cannot forge it by sending one, and the handler learns
+// it without knowing API Gateway.
 package lambdahttp
 
 import (
@@ -23,45 +24,26 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
-// DefaultMaxResponseBytes bounds the event response a handler may produce:
-// Lambda refuses a buffered response payload above 6 MB, and the JSON
-// envelope (headers, base64) counts towards it.
-const DefaultMaxResponseBytes = 6_000_000
+// MaxResponseBytes is the function's response limit, and the one place it
+// is written down: Lambda refuses a buffered response payload above 6 MB,
+// and the JSON envelope (headers, base64) counts towards it. An Adapter
+// enforces it; what the indexer admits to MCP is sized against it too
+// (MaxEncodedBody), and the request path redirects documents that would
+// not fit (Fits).
+const MaxResponseBytes = 6_000_000
 
 // envelopeReserve is what the bound keeps back for the status, headers and
 // JSON framing of the event response.
 const envelopeReserve = 64 << 10
 
-// Gateway is what API Gateway reports about a request.
-type Gateway struct {
-	// DomainName is the host the client addressed: the execute-api domain or
-	// the custom domain mapped to the API.
-	DomainName string
-	// RequestID is API Gateway's id of the request (the apigw-requestid
-	// response header and the access-log id).
-	RequestID string
-	// Stage is the API stage ("$default" at an origin root).
-	Stage string
-	// SourceIP is the client address API Gateway saw.
-	SourceIP string
-}
-
-type gatewayKey struct{}
-
-// FromContext returns the Gateway of a request served by an Adapter. ok is
-// false for requests that did not come through API Gateway.
-func FromContext(ctx context.Context) (g Gateway, ok bool) {
-	g, ok = ctx.Value(gatewayKey{}).(Gateway)
-	return g, ok
-}
-
-// NewContext returns ctx carrying g, as an Adapter does; for tests of
-// handlers that read FromContext.
-func NewContext(ctx context.Context, g Gateway) context.Context {
-	return context.WithValue(ctx, gatewayKey{}, g)
-}
+// MaxEncodedBody is the most an encoded body may take in an event response
+// of MaxResponseBytes: a text body as a JSON string (JSONStringLen), any
+// other as base64. Its headers count towards it as well.
+const MaxEncodedBody = MaxResponseBytes - envelopeReserve
 
 // Adapter serves an http.Handler as an API Gateway HTTP API (payload 2.0)
 // Lambda handler. It is safe for concurrent use.
@@ -74,7 +56,7 @@ type Adapter struct {
 type Option func(*Adapter)
 
 // WithMaxResponseBytes sets the bound of an encoded event response
-// (DefaultMaxResponseBytes when n <= 0).
+// (MaxResponseBytes when n <= 0).
 func WithMaxResponseBytes(n int) Option {
 	return func(a *Adapter) {
 		if n > 0 {
@@ -85,7 +67,7 @@ func WithMaxResponseBytes(n int) Option {
 
 // New returns an Adapter serving h.
 func New(h http.Handler, opts ...Option) *Adapter {
-	a := &Adapter{handler: h, maxBytes: DefaultMaxResponseBytes}
+	a := &Adapter{handler: h, maxBytes: MaxResponseBytes}
 	for _, o := range opts {
 		o(a)
 	}
@@ -112,6 +94,15 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 	return resp.APIGatewayV2HTTPResponse, nil
 }
 
+// Fits reports whether a response with these headers and body fits an
+// event response of MaxResponseBytes, encoded as Handle encodes it (text
+// as a JSON string, anything else in base64).
+func Fits(h http.Header, body []byte) bool {
+	w := &response{header: h, body: *bytes.NewBuffer(body), wroteHeader: true, status: http.StatusOK}
+	resp, _ := w.event(http.MethodGet)
+	return resp.encodedSize() <= MaxEncodedBody
+}
+
 // bodyBudget is the most body bytes worth buffering: anything larger could
 // never be returned, whatever its encoding.
 func (a *Adapter) bodyBudget() int {
@@ -120,7 +111,8 @@ func (a *Adapter) bodyBudget() int {
 
 // Request converts an event into the request a handler sees: method, path
 // and raw query, headers (cookies as one Cookie header), the decoded body,
-// Host, RemoteAddr, and a context carrying the Gateway.
+// Host, RemoteAddr (the source IP API Gateway saw), and a context carrying
+// the vouch.Facts of the request context (its request id and domain name).
 //
 // HTTP APIs deliver rawPath percent-decoded while other integrations keep
 // it encoded; the path is taken as a request-target and only characters
@@ -154,13 +146,8 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 			body = []byte(ev.Body)
 		}
 	}
-	g := Gateway{
-		DomainName: ev.RequestContext.DomainName,
-		RequestID:  ev.RequestContext.RequestID,
-		Stage:      ev.RequestContext.Stage,
-		SourceIP:   ev.RequestContext.HTTP.SourceIP,
-	}
-	req, err := http.NewRequestWithContext(NewContext(ctx, g), method, u.String(), bytes.NewReader(body))
+	facts := vouch.Facts{RequestID: ev.RequestContext.RequestID, Domain: ev.RequestContext.DomainName}
+	req, err := http.NewRequestWithContext(vouch.NewContext(ctx, facts), method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("event request: %w", err)
 	}
@@ -174,7 +161,7 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 	}
 	req.Host = req.Header.Get("Host")
 	if req.Host == "" {
-		req.Host = g.DomainName
+		req.Host = facts.Domain
 	}
 	req.Header.Del("Host") // net/http keeps Host only in req.Host
 	req.ContentLength = int64(len(body))
@@ -186,7 +173,7 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 			req.Proto, req.ProtoMajor, req.ProtoMinor = p, major, minor
 		}
 	}
-	req.RemoteAddr = g.SourceIP
+	req.RemoteAddr = ev.RequestContext.HTTP.SourceIP
 	return req, nil
 }
 
@@ -264,7 +251,7 @@ type eventResponse struct {
 // encodedSize is the size of the response as a JSON document, near enough:
 // the body as a JSON string plus the headers and cookies.
 func (r eventResponse) encodedSize() int {
-	n := jsonStringLen(r.Body) + 256
+	n := JSONStringLen(r.Body) + 256
 	for k, v := range r.Headers {
 		n += len(k) + len(v) + 8
 	}
@@ -274,9 +261,11 @@ func (r eventResponse) encodedSize() int {
 	return n
 }
 
-// jsonStringLen is the length of s encoded as a JSON string by
-// encoding/json without HTML escaping (aws-lambda-go's setting).
-func jsonStringLen(s string) int {
+// JSONStringLen is the length a text body s takes in the event response,
+// as the Adapter counts it: s encoded as a JSON string by encoding/json
+// without HTML escaping (aws-lambda-go's setting), every control byte
+// counted as a six-byte escape.
+func JSONStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {

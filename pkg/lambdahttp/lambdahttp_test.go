@@ -18,6 +18,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
 var (
@@ -54,15 +56,15 @@ type seen struct {
 	Query                                           map[string][]string
 	Headers                                         map[string]string
 	Body                                            string
-	Gateway                                         Gateway
-	HasGateway                                      bool
+	Vouched                                         vouch.Facts
+	HasVouched                                      bool
 }
 
 func echo(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	g, ok := FromContext(r.Context())
+	v, ok := vouch.FromContext(r.Context())
 	s := seen{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Host: r.Host, RemoteAddr: r.RemoteAddr,
-		Proto: r.Proto, Query: r.URL.Query(), Headers: map[string]string{}, Body: string(body), Gateway: g, HasGateway: ok}
+		Proto: r.Proto, Query: r.URL.Query(), Headers: map[string]string{}, Body: string(body), Vouched: v, HasVouched: ok}
 	for k := range r.Header {
 		s.Headers[k] = r.Header.Get(k)
 	}
@@ -99,9 +101,9 @@ func decodeSeen(t *testing.T, resp events.APIGatewayV2HTTPResponse) seen {
 func TestRequestFromFixtures(t *testing.T) {
 	t.Run("no-authorizer GET at the root carries host, domain and request id", func(t *testing.T) {
 		s := decodeSeen(t, invoke(t, http.HandlerFunc(echo), fixture(t, "apigw-v2-request-no-authorizer.json")))
-		want := Gateway{DomainName: "aaaaaaaaaa.execute-api.us-west-2.amazonaws.com", RequestID: "LV7fzho-PHcEJPw=", Stage: "$default", SourceIP: "1.2.3.4"}
-		if !s.HasGateway || s.Gateway != want {
-			t.Errorf("gateway = %+v (%v), want %+v", s.Gateway, s.HasGateway, want)
+		want := vouch.Facts{Domain: "aaaaaaaaaa.execute-api.us-west-2.amazonaws.com", RequestID: "LV7fzho-PHcEJPw="}
+		if !s.HasVouched || s.Vouched != want {
+			t.Errorf("vouched = %+v (%v), want %+v", s.Vouched, s.HasVouched, want)
 		}
 		if s.Method != http.MethodGet || s.Path != "/" || s.Host != "aaaaaaaaaa.execute-api.us-west-2.amazonaws.com" || s.RemoteAddr != "1.2.3.4" || s.Proto != "HTTP/1.1" {
 			t.Errorf("request = %+v", s)
@@ -167,8 +169,8 @@ func TestRequestConversion(t *testing.T) {
 			ev.Headers["host"] = "evil.example"
 			ev.Headers["x-forwarded-host"] = "evil.example"
 		}, func(t *testing.T, s seen) {
-			if s.Gateway.DomainName != "api.example.com" || s.Host != "evil.example" {
-				t.Errorf("domain %q host %q", s.Gateway.DomainName, s.Host)
+			if s.Vouched.Domain != "api.example.com" || s.Host != "evil.example" {
+				t.Errorf("domain %q host %q", s.Vouched.Domain, s.Host)
 			}
 		}},
 		{"decoded path with space, question mark and hash stays one path", func(ev *events.APIGatewayV2HTTPRequest) {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/search"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -73,7 +75,7 @@ func (f *Feed) Search(kind catalog.Kind, q string, skip, take int) []Summary {
 		a := f.artifact(c, e, latest)
 		out[i] = Summary{
 			Name: e.Name, Description: e.EffectiveDescription(), LatestVersion: latest.Label,
-			VersionCount: len(e.Versions), CreatedAt: e.Versions[0].PublishedAt.UTC(),
+			VersionCount: e.VersionCount(), CreatedAt: e.Created().UTC(),
 			UpdatedAt: latest.PublishedAt.UTC(), Type: a.Type, Digest: a.Digest, URL: a.URL,
 			Href: c.identityHref(e.Name),
 		}
@@ -83,37 +85,41 @@ func (f *Feed) Search(kind catalog.Kind, q string, skip, take int) []Summary {
 
 // Versions returns every version of an entry the caller can see, newest
 // first; ok is false when there is no such entry.
-func (f *Feed) Versions(kind catalog.Kind, name string) (out []VersionSummary, ok bool) {
+func (f *Feed) Versions(ctx context.Context, kind catalog.Kind, name string) (out []VersionSummary, ok bool, err error) {
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	vers := newestFirst(e)
+	history, err := f.View.History(ctx, e)
+	if err != nil {
+		return nil, false, err
+	}
+	vers := newestFirst(history)
 	out = make([]VersionSummary, len(vers))
 	for i, v := range vers {
 		out[i] = f.versionSummary(c, e, v)
 	}
-	return out, true
+	return out, true, nil
 }
 
 // VersionSummary returns one version of an entry the caller can see; the
 // label "latest" names the latest version. ok is false when there is no
 // such entry or version.
-func (f *Feed) VersionSummary(kind catalog.Kind, name, label string) (VersionSummary, bool) {
+func (f *Feed) VersionSummary(ctx context.Context, kind catalog.Kind, name, label string) (VersionSummary, bool, error) {
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return VersionSummary{}, false
+		return VersionSummary{}, false, nil
 	}
-	if label == "latest" {
+	if label == routes.Latest {
 		label = e.Latest
 	}
-	v := e.Version(label)
-	if v == nil {
-		return VersionSummary{}, false
+	v, err := f.View.Version(ctx, e, label)
+	if err != nil || v == nil {
+		return VersionSummary{}, false, err
 	}
-	return f.versionSummary(c, e, v), true
+	return f.versionSummary(c, e, v), true, nil
 }
 
 func (f *Feed) versionSummary(c *collection, e *catalog.Entry, v *catalog.Version) VersionSummary {

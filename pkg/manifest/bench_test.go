@@ -19,7 +19,7 @@ func BenchmarkIndexAndPage(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, p := range []string{"/skills/v1/index.json", page} {
-			res, err := f.Resolve(p, nil)
+			res, err := f.Resolve(b.Context(), p, nil)
 			if err != nil || res.Outcome != Document {
 				b.Fatal(p, res.Outcome, err)
 			}

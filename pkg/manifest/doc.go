@@ -7,6 +7,11 @@
 //
 // # URL space
 //
+// The roots below are the URL table's (pkg/routes: Manifest, SkillFeed,
+// SubagentFeed, SkillAPI, SubagentAPI and the check-updates paths), which
+// reserves them against config entries; the shape beneath them is this
+// package's.
+//
 //	/manifest.json                                   Root
 //	/skills/v1/index.json                            Index        kind skill-index
 //	/skills/v1/pages/{range}.json                    Page         kind skill-page

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"net/url"
 	"slices"
 	"time"
@@ -8,13 +9,15 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // Schema is the root manifest's $schema.
 const Schema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
 
-// APIVersion is the one API version served, and the recommended one.
-const APIVersion = "v1"
+// APIVersion is the one API version served, and the recommended one: the
+// version segment of every native path.
+const APIVersion = routes.NativeVersion
 
 // Link is a hypermedia link; Href is origin-root-absolute.
 type Link struct {
@@ -123,7 +126,12 @@ type SkillVersion struct {
 	// RoutesToSubagent is metadata.subagent as a link, or null when unset
 	// or naming a sub-agent the caller cannot see.
 	RoutesToSubagent *SubagentRoute `json:"routesToSubagent"`
-	Links            SelfLinks      `json:"links"`
+	// Files are the version's files with their digests, sizes and media
+	// types (a skill-md's SKILL.md, an archive's regular files), as the
+	// MCP feed pins them; absent when the indexer recorded none (an
+	// external entry, or a version indexed before files were recorded).
+	Files []catalog.File `json:"files,omitempty"`
+	Links SelfLinks      `json:"links"`
 }
 
 // SubagentRoute names the sub-agent a skill routes to.
@@ -143,8 +151,8 @@ type SubagentVersion struct {
 // collection is what differs between the skill and sub-agent trees.
 type collection struct {
 	kind                                   catalog.Kind
-	prefix                                 string // /skills/v1
-	api                                    string // the segment under /api/v1/
+	feed                                   string // the collection tree, routes.SkillFeed
+	api                                    string // its /api/v1/ routes, routes.SkillAPI
 	indexKind, pageKind, itemKind, verKind string
 	list                                   func(v *catalog.View, auth bool) []*catalog.Entry
 	get                                    func(v *catalog.View, name string, auth bool) *catalog.Entry
@@ -152,12 +160,12 @@ type collection struct {
 
 var (
 	skills = &collection{
-		kind: catalog.KindSkill, prefix: "/skills/v1", api: "skills",
+		kind: catalog.KindSkill, feed: routes.SkillFeed, api: routes.SkillAPI,
 		indexKind: "skill-index", pageKind: "skill-page", itemKind: "skill", verKind: "skill-version",
 		list: (*catalog.View).Skills, get: (*catalog.View).Skill,
 	}
 	subagents = &collection{
-		kind: catalog.KindSubagent, prefix: "/subagents/v1", api: "subagents",
+		kind: catalog.KindSubagent, feed: routes.SubagentFeed, api: routes.SubagentAPI,
 		indexKind: "subagent-index", pageKind: "subagent-page", itemKind: "subagent", verKind: "subagent-version",
 		list: (*catalog.View).Subagents, get: (*catalog.View).Subagent,
 	}
@@ -170,23 +178,23 @@ func collectionOf(kind catalog.Kind) *collection {
 	return skills
 }
 
-func (c *collection) indexHref() string { return c.prefix + "/index.json" }
+func (c *collection) indexHref() string { return c.feed + "/index.json" }
 
-func (c *collection) pageHref(r Range) string { return c.prefix + "/pages/" + r.String() + ".json" }
+func (c *collection) pageHref(r Range) string { return c.feed + "/pages/" + r.String() + ".json" }
 
 func (c *collection) identityHref(name string) string {
-	return c.prefix + "/" + url.PathEscape(name) + "/index.json"
+	return c.feed + "/" + url.PathEscape(name) + "/index.json"
 }
 
 func (c *collection) versionHref(name, label string) string {
-	return c.prefix + "/" + url.PathEscape(name) + "/versions/" + url.PathEscape(label) + ".json"
+	return c.feed + "/" + url.PathEscape(name) + "/versions/" + url.PathEscape(label) + ".json"
 }
 
-func (c *collection) searchHref() string { return "/api/v1/" + c.api }
+func (c *collection) searchHref() string { return c.api }
 
 // bytesPath is the origin-root-absolute path of a version's bytes.
 func (c *collection) bytesPath(name string, ver *catalog.Version) string {
-	return "/api/v1/" + c.api + "/" + url.PathEscape(name) + "/" + url.PathEscape(ver.Label) + "/" + c.fileName(ver)
+	return c.api + "/" + url.PathEscape(name) + "/" + url.PathEscape(ver.Label) + "/" + c.fileName(ver)
 }
 
 // fileName is the last segment of a version's byte path, by its format.
@@ -226,7 +234,7 @@ func (f *Feed) Root() Root {
 		Schema:     Schema,
 		APIVersion: APIVersion,
 		Versions: map[string]RootLinks{APIVersion: {
-			Self:           Link{"/manifest.json"},
+			Self:           Link{routes.Manifest},
 			Skills:         Link{skills.indexHref()},
 			Subagents:      Link{subagents.indexHref()},
 			SkillSearch:    Link{skills.searchHref()},
@@ -263,7 +271,7 @@ func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 		items = append(items, PageItem{
 			Name:          e.Name,
 			LatestVersion: latest.Label,
-			VersionRange:  VersionRange{Min: e.Versions[0].Label, Max: latest.Label, Count: len(e.Versions)},
+			VersionRange:  VersionRange{Min: e.FirstVersion(), Max: latest.Label, Count: e.VersionCount()},
 			Href:          c.identityHref(e.Name),
 		})
 	}
@@ -272,13 +280,17 @@ func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 
 // Identity returns one entry with its versions, newest first; ok is false
 // when the caller cannot see an entry of that name.
-func (f *Feed) Identity(kind catalog.Kind, name string) (doc Identity, ok bool) {
+func (f *Feed) Identity(ctx context.Context, kind catalog.Kind, name string) (doc Identity, ok bool, err error) {
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return Identity{}, false
+		return Identity{}, false, nil
 	}
-	vers := newestFirst(e)
+	history, err := f.View.History(ctx, e)
+	if err != nil {
+		return Identity{}, false, err
+	}
+	vers := newestFirst(history)
 	links := make([]VersionLink, len(vers))
 	for i, v := range vers {
 		links[i] = VersionLink{
@@ -289,43 +301,44 @@ func (f *Feed) Identity(kind catalog.Kind, name string) (doc Identity, ok bool) 
 	return Identity{
 		Kind: c.itemKind, Name: e.Name, LatestVersion: e.Latest, Versions: links,
 		Links: SelfLinks{Link{c.identityHref(e.Name)}},
-	}, true
+	}, true, nil
 }
 
 // SkillVersion returns one version of a skill; ok is false when the caller
 // cannot see the skill or it has no such version.
-func (f *Feed) SkillVersion(name, label string) (doc SkillVersion, ok bool) {
-	e, ver := f.version(skills, name, label)
-	if ver == nil {
-		return SkillVersion{}, false
+func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillVersion, ok bool, err error) {
+	e, ver, err := f.version(ctx, skills, name, label)
+	if err != nil || ver == nil {
+		return SkillVersion{}, false, err
 	}
 	a := f.artifact(skills, e, ver)
-	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a,
+	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files,
 		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
 	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
 	}
-	return doc, true
+	return doc, true, nil
 }
 
 // SubagentVersion returns one version of a sub-agent; ok is false when the
 // caller cannot see the sub-agent or it has no such version.
-func (f *Feed) SubagentVersion(name, label string) (doc SubagentVersion, ok bool) {
-	e, ver := f.version(subagents, name, label)
-	if ver == nil {
-		return SubagentVersion{}, false
+func (f *Feed) SubagentVersion(ctx context.Context, name, label string) (doc SubagentVersion, ok bool, err error) {
+	e, ver, err := f.version(ctx, subagents, name, label)
+	if err != nil || ver == nil {
+		return SubagentVersion{}, false, err
 	}
 	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver),
-		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true
+		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true, nil
 }
 
 // version looks up an entry the caller can see and one of its versions.
-func (f *Feed) version(c *collection, name, label string) (*catalog.Entry, *catalog.Version) {
+func (f *Feed) version(ctx context.Context, c *collection, name, label string) (*catalog.Entry, *catalog.Version, error) {
 	e := c.get(f.View, name, f.Authenticated)
 	if e == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return e, e.Version(label)
+	v, err := f.View.Version(ctx, e, label)
+	return e, v, err
 }
 
 func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) Artifact {
@@ -357,12 +370,12 @@ func description(e *catalog.Entry, ver *catalog.Version) string {
 	return ver.Description
 }
 
-// newestFirst returns pointers to e's versions ordered newest first by
-// publish time; equal times keep the reverse of publish order.
-func newestFirst(e *catalog.Entry) []*catalog.Version {
-	out := make([]*catalog.Version, len(e.Versions))
-	for i := range e.Versions {
-		out[len(out)-1-i] = &e.Versions[i]
+// newestFirst returns pointers to the versions of a history ordered newest
+// first by publish time; equal times keep the reverse of publish order.
+func newestFirst(history []catalog.Version) []*catalog.Version {
+	out := make([]*catalog.Version, len(history))
+	for i := range history {
+		out[len(out)-1-i] = &history[i]
 	}
 	slices.SortStableFunc(out, func(a, b *catalog.Version) int { return b.PublishedAt.Compare(a.PublishedAt) })
 	return out

@@ -118,6 +118,14 @@ func newFixture(t testing.TB) *fixture {
 		ver{label: "2.0.0", body: zipOf(t, skillMD("pdf-tools", "2.0.0", "")), format: artifact.FormatZip, hour: 2},
 		ver{label: "2.1.0", body: zipOf(t, skillMD("pdf-tools", "2.1.0", "")), format: artifact.FormatZip, hour: 6},
 		ver{label: "2.0.1-hotfix", body: zipOf(t, skillMD("pdf-tools", "2.0.1-hotfix", "")), format: artifact.FormatZip, hour: 8})
+	// The latest pdf-tools version records its files, as the indexer does.
+	pdf := fx.cat.Skills["pdf-tools"].Version("2.1.0")
+	for _, f := range []struct{ path, body, mediaType string }{
+		{"SKILL.md", string(skillMD("pdf-tools", "2.1.0", "")), "text/markdown"},
+		{"scripts/run.sh", "#!/bin/sh\necho ok\n", "text/x-shellscript"},
+	} {
+		pdf.Files = append(pdf.Files, catalog.File{Path: f.path, Digest: digest.Of([]byte(f.body)), Size: int64(len(f.body)), MediaType: f.mediaType})
+	}
 	fx.add(S, "log-digest", pub, ver{label: "0.3.0", body: tarGzOf(t, skillMD("log-digest", "0.3.0", "")), format: artifact.FormatTarGz, hour: 3})
 	triage := fx.add(S, "support-triage", pub, md("support-triage", "1.0.0", "technical-support-diagnostician", 4))
 	triage.Description = "Triage support tickets (the operator's wording)."
@@ -164,7 +172,7 @@ func get(t testing.TB, f *Feed, target string) Result {
 	if err != nil {
 		t.Fatalf("parse %q: %v", target, err)
 	}
-	res, err := f.Resolve(u.Path, u.Query())
+	res, err := f.Resolve(t.Context(), u.Path, u.Query())
 	if err != nil {
 		t.Fatalf("Resolve(%q): %v", target, err)
 	}

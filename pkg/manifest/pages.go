@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"sort"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 const DefaultPageSize = 100
 
 // AllToken names the page that covers every name.
-const AllToken = "all"
+const AllToken = routes.AllToken
 
 // Range is a half-open interval of names [From, To) in byte order; an empty
 // bound is open, so the zero Range covers every name.

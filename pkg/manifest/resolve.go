@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -8,16 +9,18 @@ import (
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/search"
 )
 
 // The POST routes of this package (see ParseUpdateQueries and
-// Feed.CheckUpdates). Resolve answers them NotFound: the server routes POST
-// here and answers other methods 405. "check-updates" is a reserved name for
-// skills and sub-agents alike, so neither path can shadow an entry.
+// Feed.CheckUpdates), as the URL table has them. Resolve answers them
+// NotFound: the server routes POST here and answers other methods 405.
+// "check-updates" is a reserved name for skills and sub-agents alike, so
+// neither path can shadow an entry.
 const (
-	CheckUpdatesPath         = "/api/v1/skills/check-updates"
-	SubagentCheckUpdatesPath = "/api/v1/subagents/check-updates"
+	CheckUpdatesPath         = routes.SkillCheckUpdates
+	SubagentCheckUpdatesPath = routes.SubagentCheckUpdates
 )
 
 // MaxCheckUpdatesBody is the body size a check-updates request needs at
@@ -91,9 +94,9 @@ func badRequest(format string, args ...any) Result {
 }
 
 // Resolve answers a GET or HEAD of path with the default page size; see Feed.Resolve.
-func Resolve(v *catalog.View, authenticated bool, base *url.URL, path string, query url.Values) (Result, error) {
+func Resolve(ctx context.Context, v *catalog.View, authenticated bool, base *url.URL, path string, query url.Values) (Result, error) {
 	f := Feed{View: v, Authenticated: authenticated, Base: base}
-	return f.Resolve(path, query)
+	return f.Resolve(ctx, path, query)
 }
 
 // Resolve answers a GET or HEAD of path, the decoded URL path (url.URL.Path:
@@ -101,55 +104,59 @@ func Resolve(v *catalog.View, authenticated bool, base *url.URL, path string, qu
 // "..", encoded slashes and empty segments. Segments match exactly. The
 // query matters only to the search routes; elsewhere it is ignored. The
 // error is non-nil only when the feed cannot answer at all (no catalog, no
-// base URL): a 5xx.
-func (f *Feed) Resolve(path string, query url.Values) (Result, error) {
+// base URL, a version history that cannot be read): a 5xx.
+func (f *Feed) Resolve(ctx context.Context, path string, query url.Values) (Result, error) {
 	if f.View == nil {
 		return Result{}, ErrNoCatalog
 	}
 	if f.Base == nil || f.Base.Scheme == "" || f.Base.Host == "" {
 		return Result{}, errors.New("manifest: a base URL with scheme and host is required")
 	}
-	rest, ok := strings.CutPrefix(path, "/")
-	if !ok {
-		return notFound(), nil
-	}
-	segs := strings.Split(rest, "/")
-	switch {
-	case len(segs) == 1 && segs[0] == "manifest.json":
+	if path == routes.Manifest {
 		return document(f.Root()), nil
-	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "skills":
-		return f.native(skills, segs[2:]), nil
-	case len(segs) >= 2 && segs[1] == APIVersion && segs[0] == "subagents":
-		return f.native(subagents, segs[2:]), nil
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "skills":
-		return f.api(skills, segs[3:], query), nil
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == APIVersion && segs[2] == "subagents":
-		return f.api(subagents, segs[3:], query), nil
+	}
+	for _, c := range []*collection{skills, subagents} {
+		if rest, ok := strings.CutPrefix(path, c.feed+"/"); ok {
+			return f.native(ctx, c, strings.Split(rest, "/"))
+		}
+		if path == c.api {
+			return f.api(ctx, c, nil, query)
+		}
+		if rest, ok := strings.CutPrefix(path, c.api+"/"); ok {
+			return f.api(ctx, c, strings.Split(rest, "/"), query)
+		}
 	}
 	return notFound(), nil
 }
 
 // native answers the segments after /skills/v1/ or /subagents/v1/.
-func (f *Feed) native(c *collection, segs []string) Result {
+func (f *Feed) native(ctx context.Context, c *collection, segs []string) (Result, error) {
+	found := func(doc any, ok bool, err error) (Result, error) {
+		switch {
+		case err != nil:
+			return Result{}, err
+		case ok:
+			return document(doc), nil
+		}
+		return notFound(), nil
+	}
 	switch len(segs) {
 	case 1:
 		if segs[0] == "index.json" {
-			return document(f.Index(c.kind))
+			return document(f.Index(c.kind)), nil
 		}
 	case 2:
 		if segs[0] == "pages" {
 			if token, ok := strings.CutSuffix(segs[1], ".json"); ok {
 				if r, ok := ParseRange(token); ok {
-					return document(f.Page(c.kind, r))
+					return document(f.Page(c.kind, r)), nil
 				}
 			}
 		}
 		// A skill named "pages" keeps its identity document: "index" is
 		// not a range token.
 		if segs[1] == "index.json" {
-			if doc, ok := f.Identity(c.kind, segs[0]); ok {
-				return document(doc)
-			}
+			return found(f.Identity(ctx, c.kind, segs[0]))
 		}
 	case 3:
 		label, ok := strings.CutSuffix(segs[2], ".json")
@@ -157,39 +164,42 @@ func (f *Feed) native(c *collection, segs []string) Result {
 			break
 		}
 		if c == skills {
-			if doc, ok := f.SkillVersion(segs[0], label); ok {
-				return document(doc)
-			}
-		} else if doc, ok := f.SubagentVersion(segs[0], label); ok {
-			return document(doc)
+			return found(f.SkillVersion(ctx, segs[0], label))
 		}
+		return found(f.SubagentVersion(ctx, segs[0], label))
 	}
-	return notFound()
+	return notFound(), nil
 }
 
 // api answers the segments after /api/v1/skills or /api/v1/subagents.
-func (f *Feed) api(c *collection, segs []string, query url.Values) Result {
+func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.Values) (Result, error) {
 	switch len(segs) {
 	case 0:
-		return f.search(c, query)
+		return f.search(c, query), nil
 	case 1:
-		if doc, ok := f.Versions(c.kind, segs[0]); ok {
-			return document(doc)
+		doc, ok, err := f.Versions(ctx, c.kind, segs[0])
+		if err != nil || ok {
+			return document(doc), err
 		}
 	case 2:
-		if doc, ok := f.VersionSummary(c.kind, segs[0], segs[1]); ok {
-			return document(doc)
+		doc, ok, err := f.VersionSummary(ctx, c.kind, segs[0], segs[1])
+		if err != nil || ok {
+			return document(doc), err
 		}
 	case 3:
 		e := c.get(f.View, segs[0], f.Authenticated)
 		if e == nil || e.ExternalURL != "" {
 			break // external bytes are not re-hosted
 		}
-		if v := e.Version(segs[1]); v != nil && segs[2] == c.fileName(v) {
-			return Result{Outcome: Bytes, Entry: e, Version: v}
+		v, err := f.View.Version(ctx, e, segs[1])
+		if err != nil {
+			return Result{}, err
+		}
+		if v != nil && segs[2] == c.fileName(v) {
+			return Result{Outcome: Bytes, Entry: e, Version: v}, nil
 		}
 	}
-	return notFound()
+	return notFound(), nil
 }
 
 func (f *Feed) search(c *collection, query url.Values) Result {

@@ -137,10 +137,10 @@ func pathsOf(kind catalog.Kind, name, label, file string) []string {
 	return []string{
 		c.identityHref(name),
 		c.versionHref(name, label),
-		"/api/v1/" + c.api + "/" + name,
-		"/api/v1/" + c.api + "/" + name + "/latest",
-		"/api/v1/" + c.api + "/" + name + "/" + label,
-		"/api/v1/" + c.api + "/" + name + "/" + label + "/" + file,
+		c.api + "/" + name,
+		c.api + "/" + name + "/latest",
+		c.api + "/" + name + "/" + label,
+		c.api + "/" + name + "/" + label + "/" + file,
 	}
 }
 
@@ -176,7 +176,7 @@ func TestHiddenAndWithdrawnAreNotFoundEverywhere(t *testing.T) {
 					}
 				}
 				c := collectionOf(tc.kind)
-				res := get(t, f, "/api/v1/"+c.api+"?q="+tc.searchTerm)
+				res := get(t, f, c.api+"?q="+tc.searchTerm)
 				hits := 0
 				for _, s := range res.Document.([]Summary) {
 					if s.Name == tc.entry {
@@ -275,9 +275,9 @@ func TestBytes(t *testing.T) {
 func TestVersionLabelWithPlusRoundTrips(t *testing.T) {
 	fx := newFixture(t)
 	f := fx.feed(false)
-	doc, ok := f.Identity(catalog.KindSkill, "deploy-via-pr")
-	if !ok {
-		t.Fatal("identity not found")
+	doc, ok, err := f.Identity(t.Context(), catalog.KindSkill, "deploy-via-pr")
+	if err != nil || !ok {
+		t.Fatalf("identity not found: %v", err)
 	}
 	href := doc.Versions[0].Href
 	if doc.Versions[0].Version != "1.2.0+build.5" || href != "/skills/v1/deploy-via-pr/versions/1.2.0+build.5.json" {
@@ -369,16 +369,16 @@ func TestDefaultTake(t *testing.T) {
 }
 
 func TestResolveWithoutCatalogIsAnError(t *testing.T) {
-	if _, err := Resolve(nil, false, base, "/manifest.json", nil); !errors.Is(err, ErrNoCatalog) {
+	if _, err := Resolve(t.Context(), nil, false, base, "/manifest.json", nil); !errors.Is(err, ErrNoCatalog) {
 		t.Errorf("nil view: err = %v, want ErrNoCatalog", err)
 	}
 	v := newFixture(t).view()
 	for _, b := range []*url.URL{nil, {Host: "x"}, {Scheme: "https"}} {
-		if _, err := Resolve(v, false, b, "/manifest.json", nil); err == nil {
+		if _, err := Resolve(t.Context(), v, false, b, "/manifest.json", nil); err == nil {
 			t.Errorf("base %v: no error", b)
 		}
 	}
-	if res, err := Resolve(v, false, base, "/manifest.json", nil); err != nil || res.Outcome != Document {
+	if res, err := Resolve(t.Context(), v, false, base, "/manifest.json", nil); err != nil || res.Outcome != Document {
 		t.Errorf("package Resolve: %v %v", res.Outcome, err)
 	}
 }
@@ -408,7 +408,7 @@ func TestVersionsNewestFirstByPublishTime(t *testing.T) {
 	// published after c with an older-looking label.
 	fx.add(catalog.KindSkill, "s", catalog.Public, md("1.0.0", 1), md("1.1.0", 2), md("1.2.0", 2), md("0.9.1", 3))
 	f := fx.feed(false)
-	doc, _ := f.Identity(catalog.KindSkill, "s")
+	doc, _, _ := f.Identity(t.Context(), catalog.KindSkill, "s")
 	var got []string
 	for _, v := range doc.Versions {
 		got = append(got, v.Version)
@@ -416,7 +416,7 @@ func TestVersionsNewestFirstByPublishTime(t *testing.T) {
 	if want := []string{"0.9.1", "1.2.0", "1.1.0", "1.0.0"}; !slices.Equal(got, want) {
 		t.Errorf("versions = %v, want %v (ties keep reverse publish order)", got, want)
 	}
-	sums, _ := f.Versions(catalog.KindSkill, "s")
+	sums, _, _ := f.Versions(t.Context(), catalog.KindSkill, "s")
 	if sums[0].Version != "0.9.1" || !sums[0].IsLatest || sums[1].IsLatest {
 		t.Errorf("/api/v1/skills/s = %+v, want the latest first and only it marked latest", sums)
 	}

@@ -28,6 +28,9 @@ type DigestMismatchEvent struct {
 	Observed  digest.Digest // zero (logged as "") when no bytes could be read
 	Version   string
 	RequestID string
+	// Path names what failed: a file within the skill (an MCP read), or a
+	// pre-rendered document; "" (and not logged) for the artifact as a whole.
+	Path string
 }
 
 // RejectedEvent records that an uploaded key was not published.
@@ -65,14 +68,18 @@ func (a *Auditor) With(args ...any) *Auditor {
 
 // DigestMismatch logs EventDigestMismatch.
 func (a *Auditor) DigestMismatch(ctx context.Context, e DigestMismatchEvent) {
-	a.log(ctx, EventDigestMismatch,
+	attrs := []slog.Attr{
 		slog.String("skill_name", e.SkillName),
 		slog.String("hostname", e.Hostname),
 		slog.String("expected_digest", e.Expected.String()),
 		slog.String("observed_digest", e.Observed.String()),
 		slog.String("version", e.Version),
 		slog.String(RequestIDKey, e.RequestID),
-	)
+	}
+	if e.Path != "" {
+		attrs = append(attrs, slog.String("path", e.Path))
+	}
+	a.log(ctx, EventDigestMismatch, attrs...)
 }
 
 // Rejected logs EventRejected.

@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/skilldrop/skilldrop/pkg/safetext"
 )
 
 // EnvLogLevel is the environment variable the functions read their log
@@ -36,8 +38,13 @@ const LevelAudit = slog.LevelError + 4
 // With and an attribute of the record share a key, the record's wins, so a
 // request_id attached with With and the request_id of an audit event yield
 // one field, not a duplicate that JSON readers resolve differently.
+//
+// Values keep their exact text, but every character that could act on a
+// terminal or hide in a log (C1 controls, bidi overrides, zero-width
+// characters; see pkg/safetext) is written as a \uXXXX escape: a key
+// uploaded with one in its name is still found by a search for the key.
 func NewLogger(w io.Writer, level slog.Leveler) *slog.Logger {
-	jh := slog.NewJSONHandler(w, &slog.HandlerOptions{
+	jh := slog.NewJSONHandler(safetext.NewJSONWriter(w), &slog.HandlerOptions{
 		Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.LevelKey {

@@ -9,11 +9,13 @@ import (
 // watch the datapoints without dimensions; the dimension says which skill
 // (resp. which rejection code) it was.
 const (
-	DigestMismatch = "DigestMismatch"
-	UploadRejected = "UploadRejected"
+	DigestMismatch  = "DigestMismatch"
+	UploadRejected  = "UploadRejected"
+	UploadPublished = "UploadPublished"
 
 	DimensionSkill  = "Skill"  // with DigestMismatch: the skill name
 	DimensionReason = "Reason" // with UploadRejected: the rejection code
+	DimensionKind   = "Kind"   // with UploadPublished: skill or subagent
 )
 
 // Metrics counts incidents. Count adds one to the metric name twice over:
@@ -25,8 +27,12 @@ const (
 // change a response or abort an indexing run. It returns only once the
 // count was sent or given up (a Lambda is frozen as soon as it responds, so
 // nothing may be left in flight), within a short bound.
+//
+// CountN is Count adding n at once (n > 0): what one round counts in one
+// send rather than n.
 type Metrics interface {
 	Count(ctx context.Context, name, dimension, value string)
+	CountN(ctx context.Context, name, dimension, value string, n int)
 }
 
 // Nop is a Metrics that counts nothing.
@@ -35,9 +41,13 @@ type Nop struct{}
 // Count does nothing.
 func (Nop) Count(context.Context, string, string, string) {}
 
-// Sample is one Count call as a Recorder saw it.
+// CountN does nothing.
+func (Nop) CountN(context.Context, string, string, string, int) {}
+
+// Sample is one Count (N 1) or CountN call as a Recorder saw it.
 type Sample struct {
 	Name, Dimension, Value string
+	N                      int
 }
 
 // Recorder is an in-memory Metrics for tests: it keeps every Count call, in
@@ -48,10 +58,15 @@ type Recorder struct {
 }
 
 // Count records the call.
-func (r *Recorder) Count(_ context.Context, name, dimension, value string) {
+func (r *Recorder) Count(ctx context.Context, name, dimension, value string) {
+	r.CountN(ctx, name, dimension, value, 1)
+}
+
+// CountN records the call.
+func (r *Recorder) CountN(_ context.Context, name, dimension, value string, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.samples = append(r.samples, Sample{Name: name, Dimension: dimension, Value: value})
+	r.samples = append(r.samples, Sample{Name: name, Dimension: dimension, Value: value, N: n})
 }
 
 // Samples returns a copy of the calls recorded so far.
@@ -61,14 +76,14 @@ func (r *Recorder) Samples() []Sample {
 	return append([]Sample(nil), r.samples...)
 }
 
-// Total returns how many times name was counted (the dimensionless series).
+// Total returns what name was counted to (the dimensionless series).
 func (r *Recorder) Total(name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
 	for _, s := range r.samples {
 		if s.Name == name {
-			n++
+			n += s.N
 		}
 	}
 	return n

@@ -184,6 +184,16 @@ func TestAuditEventsAreFindableJSONLines(t *testing.T) {
 			wantKey: []string{"time", "level", "msg", "event", "skill_name", "hostname", "expected_digest", "observed_digest", "version", "request_id"},
 		},
 		{
+			name: "digest mismatch of one file names its path",
+			emit: func(a *obs.Auditor) {
+				a.DigestMismatch(context.Background(), obs.DigestMismatchEvent{
+					SkillName: "pdf", Expected: expected, Observed: observed, Version: "1", RequestID: "r", Path: "references/FORMS.md",
+				})
+			},
+			want:    map[string]string{"path": "references/FORMS.md", "skill_name": "pdf"},
+			wantKey: []string{"time", "level", "msg", "event", "skill_name", "hostname", "expected_digest", "observed_digest", "version", "request_id", "path"},
+		},
+		{
 			name: "digest mismatch with nothing readable logs an empty observed digest",
 			emit: func(a *obs.Auditor) {
 				a.DigestMismatch(context.Background(), obs.DigestMismatchEvent{SkillName: "x", Expected: expected, RequestID: "r"})
@@ -280,7 +290,7 @@ func TestRecorderKeepsEveryCountUnderConcurrency(t *testing.T) {
 	if len(samples) != 51 {
 		t.Fatalf("%d samples, want 51", len(samples))
 	}
-	if last := samples[50]; last != (obs.Sample{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_conflict"}) {
+	if last := samples[50]; last != (obs.Sample{Name: obs.UploadRejected, Dimension: obs.DimensionReason, Value: "name_conflict", N: 1}) {
 		t.Errorf("last sample %+v", last)
 	}
 	samples[0].Name = "mutated"
@@ -297,5 +307,26 @@ func BenchmarkAuditDigestMismatch(b *testing.B) {
 	for b.Loop() {
 		buf.Reset()
 		a.DigestMismatch(ctx, ev)
+	}
+}
+
+// TestAuditEventsEscapeWhatWouldActOnATerminal: a key holding a C1 control
+// or a bidi override is logged with those characters as \uXXXX escapes (so
+// the line is safe to print) and decodes to the exact key (so a search by
+// the S3 key matches).
+func TestAuditEventsEscapeWhatWouldActOnATerminal(t *testing.T) {
+	const key = "skills/\u009b31m\u202egpj.md\u200b.md"
+	var buf bytes.Buffer
+	obs.NewAuditor(obs.NewLogger(&buf, slog.LevelInfo)).Rejected(context.Background(), obs.RejectedEvent{Key: key, Code: "invalid_key", Message: "the skill name \"\u202e\" is invalid"})
+	for _, r := range []rune{0x9b, 0x202e, 0x200b} {
+		if bytes.ContainsRune(buf.Bytes(), r) {
+			t.Errorf("%U written raw: %s", r, buf.Bytes())
+		}
+	}
+	if !strings.Contains(buf.String(), `\u009b31m\u202egpj.md\u200b.md`) {
+		t.Errorf("the key's characters are not escaped: %s", buf.Bytes())
+	}
+	if l := oneLine(t, buf.Bytes()); l.values["key"] != key {
+		t.Errorf("key decodes to %q, want %q", l.values["key"], key)
 	}
 }

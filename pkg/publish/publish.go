@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/pack"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -47,22 +47,33 @@ type Upload struct {
 	// LeftOut are the folder's dot-files and dot-directories, which are
 	// never packed (pack.Packed.LeftOut); the operator should hear of them.
 	LeftOut []string
+	// Ignored are the files of a sub-agent folder beside its agent.md,
+	// which is all that is uploaded; the operator should hear of them too.
+	Ignored []string
 }
 
-// Prepare reads path and returns the object to upload. A folder must hold
-// a SKILL.md; it is packed into skills/<name>.zip, where name is the
-// frontmatter's. A file keeps the name its path implies (as `skilldrop
-// validate` reads it): <name>.zip|.tar.gz|.tgz and <name>.md go to
-// skills/<name>.<ext> (a sub-agent's .md to subagents/<name>.md),
-// <name>/SKILL.md to skills/<name>.md and <name>/agent.md to
-// subagents/<name>.md. Prepare does not validate the result: callers check
-// it with the indexer's rules (indexer.Validate) before uploading.
+// Prepare reads path and returns the object to upload, under the key the
+// bucket contract gives it. The name is the one the path implies, as the
+// indexer takes it from the key, so a frontmatter name that differs is a
+// name_mismatch when the upload is validated:
+//
+//   - a skill folder (holding SKILL.md) is packed into skills/<folder>.zip;
+//   - a sub-agent folder (holding agent.md and no SKILL.md, or any folder
+//     with Subagent set or below a subagents/ directory) uploads its
+//     agent.md as subagents/<folder>.md;
+//   - a file keeps the name its path implies (artifact.LocalKey):
+//     <name>.zip|.tar.gz|.tgz and <name>.md go to skills/<name>.<ext> (a
+//     sub-agent's .md to subagents/<name>.md), <name>/SKILL.md to
+//     skills/<name>.md and <name>/agent.md to subagents/<name>.md.
+//
+// Prepare does not validate the result: callers check it with the
+// indexer's rules (artifact.Validate, indexer.Validate) before uploading.
 //
 // What the bucket contract refuses is an *artifact.Error with a stable
 // code (a folder without SKILL.md is missing_skill_md, an invalid SKILL.md
 // keeps its skillmd code, a symlink is symlink, too much content
 // expanded_too_large); options that cannot apply wrap ErrOptions; any
-// other error is the file system's.
+// other error is the file system's (fs.ErrNotExist for a missing path).
 func Prepare(p string, opts Options) (*Upload, error) {
 	lim, err := opts.Limits.Effective()
 	if err != nil {
@@ -100,37 +111,47 @@ func Prepare(p string, opts Options) (*Upload, error) {
 	}
 	var key string
 	switch {
-	case k.Type == artifact.TypeAgentMD:
+	case k.Kind == artifact.KindSubagent:
 		if opts.Listing != "" {
 			return nil, fmt.Errorf("%w: %s is a sub-agent, and sub-agents are not published in listings", ErrOptions, p)
 		}
-		key = "subagents/" + k.Name + ".md"
+		key = artifact.SubagentKey(k.Name)
 	case k.Format == artifact.FormatMarkdown:
-		key = "skills/" + k.Name + ".md"
+		key = artifact.SkillKey(opts.Listing, k.Name, k.Format)
 	default:
-		key = "skills/" + path.Base(filepath.ToSlash(p)) // keeps .zip, .tar.gz or .tgz
+		key = artifact.SkillsIn(opts.Listing) + filepath.Base(p) // keeps .zip, .tar.gz or .tgz
 	}
-	return &Upload{Key: inListing(key, opts.Listing), Body: body, ContentType: k.Format.ContentType()}, nil
+	return &Upload{Key: key, Body: body, ContentType: k.Format.ContentType()}, nil
 }
 
 func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error) {
-	skillPath := filepath.Join(dir, "SKILL.md")
+	skillPath, agentPath := filepath.Join(dir, artifact.SkillFile), filepath.Join(dir, artifact.AgentFile)
+	hasSkill, hasAgent := isFile(skillPath), isFile(agentPath)
+	k, err := artifact.FolderKey(dir, opts.Subagent || (!hasSkill && hasAgent))
+	if err != nil {
+		return nil, err
+	}
+	if k.Kind == artifact.KindSubagent {
+		return prepareSubagentFolder(dir, k, opts, lim)
+	}
 	doc, err := readFile(skillPath, lim.MaxArtifactBytes)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a skill folder holds a SKILL.md at its root"}
+		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir,
+			Msg: "a skill folder holds a SKILL.md at its root (a sub-agent folder, an agent.md)"}
 	}
 	if err != nil {
 		return nil, err
 	}
-	s, err := skillmd.ParseSkill(doc)
-	if se, ok := skillmd.AsError(err); ok {
-		msg := se.Msg
-		if se.Field != "" {
-			msg = se.Field + ": " + msg
+	// Parsed here too, so that an invalid SKILL.md is reported at its path
+	// rather than as an entry of an archive the operator never made.
+	if _, err := skillmd.ParseSkill(doc); err != nil {
+		if se, ok := skillmd.AsError(err); ok {
+			msg := se.Msg
+			if se.Field != "" {
+				msg = se.Field + ": " + msg
+			}
+			return nil, &artifact.Error{Code: se.Code, Entry: skillPath, Msg: msg, Err: err}
 		}
-		return nil, &artifact.Error{Code: se.Code, Entry: skillPath, Msg: msg, Err: err}
-	}
-	if err != nil {
 		return nil, fmt.Errorf("%s: %w", skillPath, err)
 	}
 	packed, err := pack.Folder(os.DirFS(dir), lim.MaxExpandedBytes)
@@ -138,12 +159,48 @@ func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error
 		return nil, packError(dir, err, lim)
 	}
 	return &Upload{
-		Key:         inListing("skills/"+s.Name+".zip", opts.Listing),
+		Key:         artifact.SkillKey(opts.Listing, k.Name, artifact.FormatZip),
 		Body:        packed.Zip,
 		ContentType: artifact.FormatZip.ContentType(),
 		Packed:      true,
 		LeftOut:     packed.LeftOut,
 	}, nil
+}
+
+// prepareSubagentFolder uploads a sub-agent folder's agent.md, which is
+// all the bucket reads of one (subagents/<name>/agent.md).
+func prepareSubagentFolder(dir string, k artifact.Key, opts Options, lim archive.Limits) (*Upload, error) {
+	if opts.Listing != "" {
+		return nil, fmt.Errorf("%w: %s is a sub-agent folder, and sub-agents are not published in listings", ErrOptions, dir)
+	}
+	body, err := readFile(filepath.Join(dir, artifact.AgentFile), lim.MaxArtifactBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &artifact.Error{Code: archive.CodeMissingSkillMD, Entry: dir, Msg: "a sub-agent folder holds an agent.md"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	up := &Upload{Key: artifact.SubagentKey(k.Name), Body: body, ContentType: artifact.FormatMarkdown.ContentType()}
+	for _, e := range entries {
+		// Dot-files are never published; nothing else beside agent.md is either.
+		if name := e.Name(); name != artifact.AgentFile && !strings.HasPrefix(name, ".") {
+			if e.IsDir() {
+				name += "/"
+			}
+			up.Ignored = append(up.Ignored, name)
+		}
+	}
+	return up, nil
+}
+
+// isFile reports whether p names a regular file (following symlinks).
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // packError gives what pack refuses the code the indexer would give the
@@ -159,16 +216,9 @@ func packError(dir string, err error, lim archive.Limits) error {
 			Msg: "not a regular file; a skill archive holds regular files only", Err: err}
 	case errors.Is(err, pack.ErrTooLarge):
 		return &artifact.Error{Code: archive.CodeExpandedTooLarge, Entry: dir,
-			Msg: fmt.Sprintf("the folder's files hold more than max_expanded_bytes (%d)", lim.MaxExpandedBytes), Err: err}
+			Msg: fmt.Sprintf("the folder's files hold more than max_expanded_bytes (%s)", bytesize.Format(lim.MaxExpandedBytes)), Err: err}
 	}
 	return err
-}
-
-func inListing(key, listing string) string {
-	if listing == "" || !strings.HasPrefix(key, "skills/") {
-		return key
-	}
-	return "listings/" + listing + "/" + key
 }
 
 // readFile reads at most limit bytes, failing with the artifact cap's code
@@ -184,7 +234,7 @@ func readFile(p string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, &artifact.Error{Code: artifact.CodeTooLarge, Entry: p, Msg: fmt.Sprintf("more than max_artifact_bytes (%d)", limit)}
+		return nil, &artifact.Error{Code: artifact.CodeTooLarge, Entry: p, Msg: fmt.Sprintf("larger than max_artifact_bytes (%s)", bytesize.Format(limit))}
 	}
 	return b, nil
 }

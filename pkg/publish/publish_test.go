@@ -35,13 +35,17 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := tree(t, map[string]string{
-		"my folder/SKILL.md":       doc("deploy-via-pr"),
-		"my folder/scripts/run.sh": "echo",
-		"flat/SKILL.md":            doc("flat"),
-		"one.md":                   doc("one"),
-		"subagents/reviewer.md":    agent("reviewer"),
-		"helper.md":                agent("helper"),
-		"writer/agent.md":          agent("writer"),
+		"deploy-via-pr/SKILL.md":            doc("deploy-via-pr"),
+		"deploy-via-pr/scripts/run.sh":      "echo",
+		"flat/SKILL.md":                     doc("flat"),
+		"one.md":                            doc("one"),
+		"subagents/reviewer.md":             agent("reviewer"),
+		"helper.md":                         agent("helper"),
+		"writer/agent.md":                   agent("writer"),
+		"writer/notes.md":                   "not published",
+		"both/SKILL.md":                     doc("both"),
+		"both/agent.md":                     agent("both"),
+		"bucket/subagents/auditor/agent.md": agent("auditor"),
 	})
 	if err := os.WriteFile(filepath.Join(dir, "zipped.zip"), packed.Body, 0o644); err != nil {
 		t.Fatal(err)
@@ -53,8 +57,12 @@ func TestPrepare(t *testing.T) {
 		key    string
 		packed bool
 	}{
-		{"a folder is packed under its frontmatter name", "my folder", Options{}, "skills/deploy-via-pr.zip", true},
-		{"a folder into a listing", "my folder", Options{Listing: "partner-a"}, "listings/partner-a/skills/deploy-via-pr.zip", true},
+		{"a folder is packed under its name", "deploy-via-pr", Options{}, "skills/deploy-via-pr.zip", true},
+		{"a folder into a listing", "deploy-via-pr/", Options{Listing: "partner-a"}, "listings/partner-a/skills/deploy-via-pr.zip", true},
+		{"a sub-agent folder uploads its agent.md", "writer", Options{}, "subagents/writer.md", false},
+		{"a folder holding both is a skill", "both", Options{}, "skills/both.zip", true},
+		{"a folder holding both, read as a sub-agent", "both", Options{Subagent: true}, "subagents/both.md", false},
+		{"a folder below subagents/ is a sub-agent", "bucket/subagents/auditor/", Options{}, "subagents/auditor.md", false},
 		{"a SKILL.md alone", "flat/SKILL.md", Options{}, "skills/flat.md", false},
 		{"a <name>.md", "one.md", Options{}, "skills/one.md", false},
 		{"an archive keeps its extension", "zipped.zip", Options{}, "skills/zipped.zip", false},
@@ -79,12 +87,49 @@ func TestPrepare(t *testing.T) {
 				t.Fatalf("the upload fails the indexer's rules: %v", err)
 			}
 			if !tt.packed {
-				b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tt.path)))
+				file := filepath.Join(dir, filepath.FromSlash(tt.path))
+				if st, err := os.Stat(file); err == nil && st.IsDir() {
+					file = filepath.Join(file, "agent.md")
+				}
+				b, err := os.ReadFile(file)
 				if err != nil || !bytes.Equal(b, up.Body) {
 					t.Fatalf("the body is not the file's bytes (%v)", err)
 				}
 			}
 		})
+	}
+}
+
+// TestAFolderIsNamedByItsFolder: the folder's name is the name the upload's
+// key implies, as skills/<name>/SKILL.md implies it in the bucket, so a
+// frontmatter name that differs fails the rule every reader applies
+// rather than being uploaded under the frontmatter's name.
+func TestAFolderIsNamedByItsFolder(t *testing.T) {
+	dir := tree(t, map[string]string{"mismatch/SKILL.md": doc("other-name"), "agents/mismatch/agent.md": agent("other-name")})
+	for _, tt := range []struct {
+		path string
+		opts Options
+		key  string
+	}{
+		{"mismatch", Options{}, "skills/mismatch.zip"},
+		{"agents/mismatch", Options{}, "subagents/mismatch.md"},
+	} {
+		up, err := Prepare(filepath.Join(dir, tt.path), tt.opts)
+		if err != nil || up.Key != tt.key {
+			t.Fatalf("Prepare(%s) = %+v, %v; want key %s", tt.path, up, err, tt.key)
+		}
+		k, err := artifact.ParseKey(up.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := artifact.Validate(k, up.Body, archive.Limits{}); err == nil {
+			t.Fatalf("%s validates", tt.path)
+		} else if e, _ := artifact.AsError(err); e == nil || e.Code != artifact.CodeNameMismatch {
+			t.Fatalf("%s: %v, want name_mismatch", tt.path, err)
+		}
+	}
+	if _, err := Prepare(filepath.Join(dir, "agents", "mismatch"), Options{Listing: "l"}); !errors.Is(err, ErrOptions) {
+		t.Fatalf("a sub-agent folder into a listing: %v, want ErrOptions", err)
 	}
 }
 
@@ -113,8 +158,9 @@ func TestPrepareIsDeterministicForAFolder(t *testing.T) {
 func TestPrepareRefuses(t *testing.T) {
 	dir := tree(t, map[string]string{
 		"empty/README.md":     "no skill here",
+		"agentless/notes.md":  "no agent here",
 		"bad/SKILL.md":        "no frontmatter",
-		"latest/SKILL.md":     "---\nname: latest-one\ndescription: D.\nmetadata:\n  version: latest\n---\n",
+		"labelled/SKILL.md":   "---\nname: labelled\ndescription: D.\nmetadata:\n  version: latest\n---\n",
 		"linked/SKILL.md":     doc("linked"),
 		"grown/SKILL.md":      doc("grown"),
 		"grown/data.txt":      string(bytes.Repeat([]byte("x"), 200)),
@@ -134,8 +180,9 @@ func TestPrepareRefuses(t *testing.T) {
 		want string // a rejection code, fsError or options
 	}{
 		{"a folder without SKILL.md", "empty", Options{}, archive.CodeMissingSkillMD},
+		{"a sub-agent folder without agent.md", "agentless", Options{Subagent: true}, archive.CodeMissingSkillMD},
 		{"a folder whose SKILL.md is invalid", "bad", Options{}, skillmd.CodeInvalidFrontmatter},
-		{"a folder whose SKILL.md has a reserved version", "latest", Options{}, skillmd.CodeReservedVersion},
+		{"a folder whose SKILL.md has a reserved version", "labelled", Options{}, skillmd.CodeReservedVersion},
 		{"a folder holding a symlink", "linked", Options{}, archive.CodeSymlink},
 		{"a folder with more content than allowed", "grown", Options{Limits: archive.Limits{MaxExpandedBytes: 100}}, archive.CodeExpandedTooLarge},
 		{"a file the contract does not know", "notes.txt", Options{}, artifact.CodeUnsupportedFile},

@@ -48,11 +48,11 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, rq *reque
 		unavailable(w, r)
 		return
 	}
-	body, observed, release, err := s.readBlob(r.Context(), ver)
+	body, observed, release, err := s.readBlob(r.Context(), ver.Digest, ver.Size, s.maxArtifact, getBuffer)
 	defer release()
 	switch {
 	case errors.Is(err, errMismatch):
-		s.mismatch(r, rq, e, ver, observed)
+		s.mismatch(r, rq, e, ver, "", ver.Digest, observed)
 		unavailable(w, r)
 		return
 	case err != nil:
@@ -72,13 +72,16 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, rq *reque
 // errMismatch: the blob does not hold the bytes the catalog pinned.
 var errMismatch = errors.New("blob does not match its digest")
 
-// readBlob reads and verifies the blob of ver. On errMismatch, observed is
-// the digest of what the blob holds when that could be computed within the
-// artifact cap (zero for a missing blob or an oversized one). release hands
-// the buffer back once body has been written; it is never nil.
-func (s *Server) readBlob(ctx context.Context, ver *catalog.Version) (body []byte, observed digest.Digest, release func(), err error) {
+// readBlob reads the blob pinned as d and size bytes and verifies it: an
+// artifact's, or one file's. On errMismatch, observed is the digest of what
+// the blob holds when that could be computed within limit bytes (zero for a
+// missing blob or a larger one). buffer provides the size+1 bytes read
+// into (getBuffer, pooled, or newBuffer for a body that outlives the
+// request's writes); release hands it back once body is no longer used and
+// is never nil.
+func (s *Server) readBlob(ctx context.Context, d digest.Digest, size, limit int64, buffer func(int) ([]byte, func())) (body []byte, observed digest.Digest, release func(), err error) {
 	release = func() {}
-	key := catalog.BlobKey(ver.Digest)
+	key := catalog.BlobKey(d)
 	obj, err := s.store.Get(ctx, key, store.GetOptions{})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, digest.Digest{}, release, errMismatch
@@ -89,7 +92,7 @@ func (s *Server) readBlob(ctx context.Context, ver *catalog.Version) (body []byt
 	defer func() { _ = obj.Body.Close() }()
 
 	// One byte more than expected tells an oversized blob from an exact one.
-	buf, release := getBuffer(int(ver.Size) + 1)
+	buf, release := buffer(int(size) + 1)
 	n, err := io.ReadFull(obj.Body, buf)
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
@@ -101,8 +104,8 @@ func (s *Server) readBlob(ctx context.Context, ver *catalog.Version) (body []byt
 		// up to the cap, so the audit event can name what is stored.
 		h := sha256.New()
 		h.Write(buf)
-		rest, err := io.Copy(h, io.LimitReader(obj.Body, s.maxArtifact))
-		if err != nil || int64(n)+rest > s.maxArtifact {
+		rest, err := io.Copy(h, io.LimitReader(obj.Body, limit))
+		if err != nil || int64(n)+rest > limit {
 			return nil, digest.Digest{}, release, errMismatch
 		}
 		var sum [sha256.Size]byte
@@ -111,15 +114,17 @@ func (s *Server) readBlob(ctx context.Context, ver *catalog.Version) (body []byt
 	}
 	body = buf[:n]
 	got := digest.Of(body)
-	if int64(n) != ver.Size || !got.Equal(ver.Digest) {
+	if int64(n) != size || !got.Equal(d) {
 		return nil, got, release, errMismatch
 	}
 	return body, got, release, nil
 }
 
-// mismatch records a failed integrity check: the audit line first (it
-// cannot fail), then the metric, whose failure must not change the answer.
-func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, observed digest.Digest) {
+// mismatch records a failed integrity check of version ver of e: of the
+// artifact (path "") or of the file at path, pinned as expected. The audit
+// line comes first (it cannot fail), then the metric, whose failure must
+// not change the answer.
+func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, path string, expected, observed digest.Digest) {
 	host := ""
 	if u, err := s.BaseURL(r); err == nil {
 		host = u.Hostname()
@@ -127,19 +132,23 @@ func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *c
 	s.auditor.DigestMismatch(r.Context(), obs.DigestMismatchEvent{
 		SkillName: e.Name,
 		Hostname:  host,
-		Expected:  ver.Digest,
+		Expected:  expected,
 		Observed:  observed,
 		Version:   ver.Label,
 		RequestID: rq.id,
+		Path:      path,
 	})
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				rq.log.Error("metrics sink panicked", "metric", obs.DigestMismatch, "panic", fmt.Sprint(p))
-			}
-		}()
-		s.metrics.Count(r.Context(), obs.DigestMismatch, obs.DimensionSkill, e.Name)
+	s.count(r, rq, obs.DigestMismatch, obs.DimensionSkill, e.Name)
+}
+
+// count counts an incident; a failing metrics sink never changes the answer.
+func (s *Server) count(r *http.Request, rq *request, name, dimension, value string) {
+	defer func() {
+		if p := recover(); p != nil {
+			rq.log.Error("metrics sink panicked", "metric", name, "panic", fmt.Sprint(p))
+		}
 	}()
+	s.metrics.Count(r.Context(), name, dimension, value)
 }
 
 // unavailable is the generic 503 of a failed integrity check or an
@@ -158,6 +167,10 @@ const (
 )
 
 var bufferPools [maxClass + 1]sync.Pool
+
+// newBuffer returns a fresh slice of length n, never recycled: for bodies
+// that live on after the handler returns (an MCP answer is encoded later).
+func newBuffer(n int) ([]byte, func()) { return make([]byte, n), func() {} }
 
 // getBuffer returns a slice of length n and the function that recycles it.
 // The caller must not touch the slice after calling the function.

@@ -100,7 +100,7 @@ func TestTamperedBlobIsNeverServed(t *testing.T) {
 				t.Errorf("request id %v", lines[0]["request_id"])
 			}
 			samples := h.metrics.Samples()
-			if len(samples) != 1 || samples[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: "deploy-via-pr"}) {
+			if len(samples) != 1 || samples[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: "deploy-via-pr", N: 1}) {
 				t.Errorf("metrics %+v", samples)
 			}
 		})
@@ -111,6 +111,11 @@ func TestTamperedBlobIsNeverServed(t *testing.T) {
 type panicky struct{ calls int }
 
 func (p *panicky) Count(context.Context, string, string, string) {
+	p.calls++
+	panic("cloudwatch is down")
+}
+
+func (p *panicky) CountN(context.Context, string, string, string, int) {
 	p.calls++
 	panic("cloudwatch is down")
 }

@@ -54,7 +54,11 @@ func thousandSkills(b *testing.B) (*Server, *catalog.View) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return h.srv, snap.view
+	v, err := snap.View(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h.srv, v
 }
 
 // pair runs op and baseline alternately, so that both see the same load
@@ -206,7 +210,7 @@ func BenchmarkNativePage(b *testing.B) {
 // BenchmarkNativeIdentity: a per-item document, rendered per request.
 func BenchmarkNativeIdentity(b *testing.B) {
 	benchNative(b, "/skills/v1/skill-0501/index.json", func(f *manifest.Feed) any {
-		doc, _ := f.Identity(catalog.KindSkill, "skill-0501")
+		doc, _, _ := f.Identity(context.Background(), catalog.KindSkill, "skill-0501")
 		return doc
 	})
 }

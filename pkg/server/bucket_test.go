@@ -107,7 +107,7 @@ func (b *bucket) publish() {
 	b.cat.Schema = catalog.SchemaVersion
 	b.cat.Revision++
 	b.cat.UpdatedAt = b.at
-	raw, err := json.Marshal(b.cat)
+	raw, err := catalog.Encode(b.cat, 0)
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -1,15 +1,9 @@
 package server
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"sync"
@@ -17,6 +11,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -123,7 +118,7 @@ func (c *catalogCache) reload(ctx context.Context) (*snapshot, error) {
 		c.cur, c.good, c.err = next, now, nil
 	case cur != nil && c.maxStale >= 0 && now.Sub(c.good) <= c.maxStale:
 		c.log.Warn("catalog revalidation failed; serving the last good catalog",
-			"error", err, "revision", cur.view.Catalog().Revision, "age_s", now.Sub(c.good).Seconds())
+			"error", err, "revision", cur.head.Revision, "age_s", now.Sub(c.good).Seconds())
 		c.err = nil
 	default:
 		c.err = err
@@ -133,41 +128,43 @@ func (c *catalogCache) reload(ctx context.Context) (*snapshot, error) {
 
 // read returns cur when the store still holds it, else the new catalog.
 func (c *catalogCache) read(ctx context.Context, cur *snapshot) (*snapshot, error) {
-	opts := store.GetOptions{}
+	etag := ""
 	if cur != nil {
-		opts.IfNoneMatch = cur.view.ETag()
+		etag = cur.head.ETag
 	}
-	obj, err := c.store.Get(ctx, catalog.Key, opts)
+	h, err := catalog.ReadHead(ctx, c.store, etag)
 	switch {
 	case errors.Is(err, store.ErrNotModified) && cur != nil:
 		return cur, nil
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
-	}
-	defer func() { _ = obj.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(obj.Body, catalog.MaxDocumentBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, err)
-	}
-	if len(b) > catalog.MaxDocumentBytes {
-		return nil, fmt.Errorf("read %s: %w", catalog.Key, store.ErrTooLarge)
-	}
-	cat, err := catalog.Decode(b)
-	if err != nil {
 		return nil, err
 	}
-	return newSnapshot(catalog.Compile(cat, obj.ETag)), nil
+	return newSnapshot(h, c.store), nil
+}
+
+// invalidate makes the next get read the catalog again: a read of the
+// current revision found it replaced (catalog.ErrChanged).
+func (c *catalogCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.checked = time.Time{}
 }
 
 // maxRenders bounds the rendered documents one snapshot keeps. Keys include
 // the origin, which a local Host header can vary at will.
 const maxRenders = 64
 
-// snapshot is one catalog revision with the documents rendered from it,
-// each rendered once per (document, auth class, origin): the RFC index and
-// listings here, the native feed's root, indexes and pages in native.go.
+// snapshot is one catalog revision: its head, read first, the entries,
+// read when a route needs them (View), and the documents answered from it,
+// each rendered or read once per (document, auth class, origin): the RFC
+// index and listings here, the native feed's root, indexes and pages in
+// native.go, the pre-rendered documents in stored.go.
 type snapshot struct {
-	view   *catalog.View
+	head  *catalog.Head
+	store store.Store
+
+	viewMu sync.Mutex
+	view   *catalog.View         // nil until loaded
 	search *manifest.SearchIndex // the view's, built on its first search
 
 	visibleOnce [2]sync.Once
@@ -175,17 +172,44 @@ type snapshot struct {
 
 	renders       *keptOnce[renderKey, indexRender]
 	nativeRenders *keptOnce[nativeKey, nativeRender]
+	stored        *keptOnce[string, storedBody]
 
 	pageSets [2][2]pageSet // by kind (skill, sub-agent) and auth class
 }
 
+// View returns the revision's entries, reading them on first use. A
+// failure is not kept: the next call reads again.
+func (s *snapshot) View(ctx context.Context) (*catalog.View, error) {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.view != nil {
+		return s.view, nil
+	}
+	// Detached from this request's cancellation: others wait for it.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
+	defer cancel()
+	v, err := s.head.View(rctx, s.store)
+	if err != nil {
+		return nil, err
+	}
+	s.view, s.search = v, manifest.NewSearchIndex(v)
+	return v, nil
+}
+
+// searchIndex is the search index of the view View returned.
+func (s *snapshot) searchIndex() *manifest.SearchIndex {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	return s.search
+}
+
 // anyVisible is View.AnyVisible, computed once per auth class.
-func (s *snapshot) anyVisible(authenticated bool) bool {
+func (s *snapshot) anyVisible(v *catalog.View, authenticated bool) bool {
 	i := 0
 	if authenticated {
 		i = 1
 	}
-	s.visibleOnce[i].Do(func() { s.visible[i] = s.view.AnyVisible(authenticated) })
+	s.visibleOnce[i].Do(func() { s.visible[i] = v.AnyVisible(authenticated) })
 	return s.visible[i]
 }
 
@@ -197,16 +221,17 @@ type renderKey struct {
 
 // indexRender is an RFC index or listing as snapshot.index returns it.
 type indexRender struct {
-	doc   *rendered
+	doc   *feeddoc.Doc
 	found bool
 }
 
-func newSnapshot(v *catalog.View) *snapshot {
+func newSnapshot(h *catalog.Head, st store.Store) *snapshot {
 	return &snapshot{
-		view:          v,
-		search:        manifest.NewSearchIndex(v),
+		head:          h,
+		store:         st,
 		renders:       newKeptOnce[renderKey, indexRender](maxRenders),
 		nativeRenders: newKeptOnce[nativeKey, nativeRender](maxNativeRenders),
+		stored:        newKeptOnce[string, storedBody](maxStored),
 	}
 }
 
@@ -254,21 +279,21 @@ func (m *keptOnce[K, V]) size() int {
 
 // index returns the rendered RFC index (listing "") or a listing's; found
 // is false for a listing the caller cannot see or that does not exist.
-func (s *snapshot) index(listing string, authenticated bool, base *url.URL) (doc *rendered, found bool) {
-	render := func() (*rendered, bool) {
+func (s *snapshot) index(v *catalog.View, listing string, authenticated bool, base *url.URL) (doc *feeddoc.Doc, found bool) {
+	render := func() (*feeddoc.Doc, bool) {
 		if listing == "" {
-			return renderJSON(discovery.TopLevel(s.view, authenticated, base)), true
+			return feeddoc.Render(discovery.TopLevel(v, authenticated, base), feeddoc.RequestLevel), true
 		}
-		idx, ok := discovery.Listing(s.view, listing, authenticated, base)
+		idx, ok := discovery.Listing(v, listing, authenticated, base)
 		if !ok {
 			return nil, false
 		}
-		return renderJSON(idx), true
+		return feeddoc.Render(idx, feeddoc.RequestLevel), true
 	}
 	// Only existing documents are cached: unknown listing names are
 	// unbounded, and answering them costs one map lookup anyway.
 	if listing != "" {
-		if _, ok := s.view.Listing(listing, authenticated); !ok {
+		if _, ok := v.Listing(listing, authenticated); !ok {
 			return nil, false
 		}
 	}
@@ -278,63 +303,4 @@ func (s *snapshot) index(listing string, authenticated bool, base *url.URL) (doc
 		return indexRender{doc, found}
 	})
 	return r.doc, r.found
-}
-
-// rendered is a JSON document ready to send: its bytes, a strong ETag, and
-// its gzip encoding, compressed on first demand and kept, with an ETag of
-// its own.
-type rendered struct {
-	body   []byte
-	etag   string
-	gzETag string // "": too small to be worth compressing
-	level  int    // the gzip level
-
-	gzOnce sync.Once
-	gz     []byte
-}
-
-// minGzip is the smallest body worth compressing.
-const minGzip = 1024
-
-// Gzip levels: a document kept for a catalog revision is compressed once
-// and sent many times, so it gets the smallest encoding; one rendered for
-// a single request is compressed for that request alone, so speed wins.
-const (
-	keptLevel    = gzip.BestCompression
-	oneShotLevel = gzip.BestSpeed
-)
-
-// renderJSON encodes a document that will be kept (see renderJSONAt).
-func renderJSON(v any) *rendered { return renderJSONAt(v, keptLevel) }
-
-// renderJSONAt encodes v (without HTML escaping, so URLs stay readable);
-// level is the gzip level its encoding will use.
-func renderJSONAt(v any, level int) *rendered {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		// Only documents built from our own types reach here.
-		panic(fmt.Sprintf("server: encode document: %v", err))
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	tag := hex.EncodeToString(sum[:16])
-	d := &rendered{body: buf.Bytes(), etag: `"` + tag + `"`, level: level}
-	if len(d.body) >= minGzip {
-		d.gzETag = `"` + tag + `-gzip"`
-	}
-	return d
-}
-
-// gzipped returns the gzip encoding of the body; only for a document with
-// a gzETag. Concurrent callers share one compression.
-func (d *rendered) gzipped() []byte {
-	d.gzOnce.Do(func() {
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, d.level) // valid levels only: no error
-		_, _ = zw.Write(d.body)                    // writes to a bytes.Buffer cannot fail
-		_ = zw.Close()
-		d.gz = gz.Bytes()
-	})
-	return d.gz
 }

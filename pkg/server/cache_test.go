@@ -16,7 +16,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-// countingStore counts catalog reads, can fail them, and can hold them.
+// countingStore counts catalog reads (of the head: a revalidation reads the
+// head, and the entries only when it changed), can fail them, and can hold
+// them.
 type countingStore struct {
 	store.Store
 	gets        atomic.Int64
@@ -27,7 +29,7 @@ type countingStore struct {
 }
 
 func (c *countingStore) Get(ctx context.Context, key string, opts store.GetOptions) (*store.Object, error) {
-	if key == catalog.Key {
+	if key == catalog.Key && opts.Offset == 0 {
 		c.gets.Add(1)
 		if opts.IfNoneMatch != "" {
 			c.conditional.Add(1)

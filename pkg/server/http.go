@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
 // Stable error codes of the JSON error bodies.
@@ -73,8 +74,8 @@ func artifactCacheControl(e *catalog.Entry) string {
 // never hands one origin's URLs to a request for another.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	id := ""
-	if g, ok := lambdahttp.FromContext(r.Context()); ok {
-		id = g.RequestID
+	if v, ok := vouch.FromContext(r.Context()); ok {
+		id = v.RequestID
 	}
 	if id == "" {
 		id = newRequestID()
@@ -85,7 +86,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 	h.Set("Access-Control-Expose-Headers", "ETag, WWW-Authenticate, X-Request-Id, Mcp-Session-Id")
 	vary := "Authorization"
 	if s.base == nil {
-		if g, ok := lambdahttp.FromContext(r.Context()); !ok || g.DomainName == "" {
+		if v, ok := vouch.FromContext(r.Context()); !ok || v.Domain == "" {
 			if s.trustFwd {
 				vary += ", X-Forwarded-Host, X-Forwarded-Proto"
 			}
@@ -211,16 +212,16 @@ func preflight(w http.ResponseWriter, allow string) {
 // serveJSON answers a rendered JSON document: gzip-encoded when the client
 // accepts it, 304 when If-None-Match names either encoding's ETag (both
 // stand for the same content; the 304 carries the selected one's).
-func serveJSON(w http.ResponseWriter, r *http.Request, d *rendered, cacheControl string) {
+func serveJSON(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, cacheControl string) {
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
 	h.Add("Vary", "Accept-Encoding")
-	etag, gz := d.etag, d.gzETag != "" && acceptsGzip(r)
+	etag, gz := d.ETag, d.GzETag != "" && acceptsGzip(r)
 	if gz {
-		etag = d.gzETag
+		etag = d.GzETag
 	}
 	h.Set("ETag", etag)
-	if ifNoneMatch(r, d.etag, d.gzETag) {
+	if ifNoneMatch(r, d.ETag, d.GzETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -230,19 +231,26 @@ func serveJSON(w http.ResponseWriter, r *http.Request, d *rendered, cacheControl
 // serveAnswer answers a POST with a rendered JSON document: gzip-encoded
 // when the client accepts it, never stored by a cache, no ETag (a POST
 // answer has no representation to revalidate).
-func serveAnswer(w http.ResponseWriter, r *http.Request, d *rendered) {
+func serveAnswer(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc) {
 	h := w.Header()
 	h.Set("Cache-Control", ccNoStore)
 	h.Add("Vary", "Accept-Encoding")
-	writeJSONBody(w, r, d, d.gzETag != "" && acceptsGzip(r))
+	writeJSONBody(w, r, d, d.GzETag != "" && acceptsGzip(r))
 }
 
 // writeJSONBody writes d with status 200, gzip-encoded when gz is set.
-func writeJSONBody(w http.ResponseWriter, r *http.Request, d *rendered, gz bool) {
-	h := w.Header()
-	body := d.body
+func writeJSONBody(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, gz bool) {
+	body := d.Body
 	if gz {
-		body = d.gzipped()
+		body = d.Gzipped()
+	}
+	writeJSONBytes(w, r, body, gz)
+}
+
+// writeJSONBytes writes a JSON body (gzip-encoded when gz) with status 200.
+func writeJSONBytes(w http.ResponseWriter, r *http.Request, body []byte, gz bool) {
+	h := w.Header()
+	if gz {
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Type", "application/json")
@@ -374,19 +382,20 @@ var errNoBaseURL = errors.New("no public base URL: configure SKILLDROP_PUBLIC_BA
 var errBadHost = errors.New("the request names no valid host")
 
 // BaseURL is the public origin of a request, the same for every surface:
-// the configured base URL; else the domain API Gateway received the request
-// on (from the request context, where a client header cannot reach), with
-// https; else, when trusted, X-Forwarded-Host and X-Forwarded-Proto; else,
-// for local serving only, the Host header.
+// the configured base URL; else the domain the platform (API Gateway)
+// vouches the request came in on (vouch.Facts in the request context, where
+// a client header cannot reach), with https; else, when trusted,
+// X-Forwarded-Host and X-Forwarded-Proto; else, for local serving only, the
+// Host header.
 func (s *Server) BaseURL(r *http.Request) (*url.URL, error) {
 	if s.base != nil {
 		return s.base, nil
 	}
-	if g, ok := lambdahttp.FromContext(r.Context()); ok && g.DomainName != "" {
-		if !validHost(g.DomainName) {
-			return nil, fmt.Errorf("API Gateway domain name %q is not a host", clip(g.DomainName))
+	if v, ok := vouch.FromContext(r.Context()); ok && v.Domain != "" {
+		if !validHost(v.Domain) {
+			return nil, fmt.Errorf("the platform's domain name %q is not a host", clip(v.Domain))
 		}
-		return &url.URL{Scheme: "https", Host: strings.ToLower(g.DomainName)}, nil
+		return &url.URL{Scheme: "https", Host: strings.ToLower(v.Domain)}, nil
 	}
 	scheme := "http"
 	if r.TLS != nil {

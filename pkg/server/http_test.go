@@ -15,8 +15,9 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
-	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
 func TestMethods(t *testing.T) {
@@ -61,10 +62,10 @@ func TestMethods(t *testing.T) {
 		{http.MethodDelete, mcpRoute, "", 405, allowPost},
 		{http.MethodOptions, mcpRoute, "", 204, allowPost},
 		// The native feed: documents, search and bytes are read routes.
-		{http.MethodGet, manifestPath, "", 200, ""},
-		{http.MethodHead, manifestPath, "", 200, ""},
-		{http.MethodOptions, manifestPath, "", 204, allowRead},
-		{http.MethodPost, manifestPath, "", 405, allowRead},
+		{http.MethodGet, routes.Manifest, "", 200, ""},
+		{http.MethodHead, routes.Manifest, "", 200, ""},
+		{http.MethodOptions, routes.Manifest, "", 204, allowRead},
+		{http.MethodPost, routes.Manifest, "", 405, allowRead},
 		{http.MethodGet, "/skills/v1/index.json", "", 200, ""},
 		{http.MethodDelete, "/skills/v1/index.json", "", 405, allowRead},
 		{http.MethodHead, "/subagents/v1/pages/all.json", "", 200, ""},
@@ -380,8 +381,30 @@ func TestCaching(t *testing.T) {
 	}
 }
 
+// TestVouchedRequestID: the request id the platform vouches for (set in
+// the context by the adapter, never read from a header) is the one the
+// answer and every log line carry; without one the server makes its own.
+func TestVouchedRequestID(t *testing.T) {
+	st := store.NewMemory()
+	standardBucket(t, st)
+	h := newHarness(t, st)
+	r := httptest.NewRequest(http.MethodGet, routes.RFCIndex, nil)
+	r.Header.Set("X-Request-Id", "client-chosen")
+	w := h.serve(r.WithContext(vouch.NewContext(r.Context(), vouch.Facts{RequestID: "apigw-42"})))
+	if got := w.Header().Get("X-Request-Id"); got != "apigw-42" {
+		t.Errorf("X-Request-Id %q, want the vouched apigw-42", got)
+	}
+	lines := logLines(t, h.logs)
+	if len(lines) == 0 || lines[len(lines)-1]["request_id"] != "apigw-42" {
+		t.Errorf("log lines %v: want request_id apigw-42", lines)
+	}
+	if got := h.do(http.MethodGet, routes.RFCIndex, "X-Request-Id: client-chosen").Header().Get("X-Request-Id"); got == "" || got == "client-chosen" {
+		t.Errorf("without a vouched id: X-Request-Id %q, want one of the server's", got)
+	}
+}
+
 func TestBaseURL(t *testing.T) {
-	gw := lambdahttp.Gateway{DomainName: "abc123.execute-api.eu-west-1.amazonaws.com", RequestID: "r-1"}
+	gw := vouch.Facts{Domain: "abc123.execute-api.eu-west-1.amazonaws.com", RequestID: "r-1"}
 	for _, tc := range []struct {
 		name    string
 		cfg     func(*Config)
@@ -417,7 +440,7 @@ func TestBaseURL(t *testing.T) {
 				r.Header.Set(k, v)
 			}
 			if tc.gateway {
-				r = r.WithContext(lambdahttp.NewContext(r.Context(), gw))
+				r = r.WithContext(vouch.NewContext(r.Context(), gw))
 			}
 			if tc.tls {
 				r.TLS = &tls.ConnectionState{}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -43,11 +42,30 @@ type rpcResponse struct {
 type initResult struct {
 	ProtocolVersion string `json:"protocolVersion"`
 	Capabilities    struct {
-		Experimental map[string]any  `json:"experimental"`
-		Resources    json.RawMessage `json:"resources"`
-		Tools        json.RawMessage `json:"tools"`
+		Experimental map[string]json.RawMessage `json:"experimental"`
+		Extensions   map[string]json.RawMessage `json:"extensions"`
+		Resources    json.RawMessage            `json:"resources"`
+		Tools        json.RawMessage            `json:"tools"`
+		Prompts      json.RawMessage            `json:"prompts"`
 	} `json:"capabilities"`
 	ServerInfo struct{ Name string } `json:"serverInfo"`
+}
+
+// indexURL is the URL capabilities.experimental.agentSkillsUrl advertises
+// ("" for none); the value must be an object, {"url": …}.
+func (ir initResult) indexURL(t testing.TB) string {
+	t.Helper()
+	raw, ok := ir.Capabilities.Experimental["agentSkillsUrl"]
+	if !ok {
+		return ""
+	}
+	var v struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || v.URL == "" {
+		t.Fatalf("agentSkillsUrl %s is not {\"url\": …}", raw)
+	}
+	return v.URL
 }
 
 func decodeRPC(t testing.TB, status int, contentType string, body []byte) rpcResponse {
@@ -115,24 +133,25 @@ func TestMCPInitializeAdvertisesOnlyWhatTheCallerCanSee(t *testing.T) {
 			}
 			w := h.post("/mcp", initializeMsg, hdr...)
 			ir := decodeInit(t, w.Code, w.Header().Get("Content-Type"), w.Body.Bytes())
-			gotURL, hasURL := ir.Capabilities.Experimental["agentSkillsUrl"]
+			want := ""
 			if tc.advertise {
-				if gotURL != indexURL {
-					t.Errorf("agentSkillsUrl %v, want %s", gotURL, indexURL)
-				}
-				if string(ir.Capabilities.Resources) != `{"listChanged":true}` {
-					t.Errorf("resources %s", ir.Capabilities.Resources)
-				}
-			} else {
-				if hasURL || ir.Capabilities.Experimental != nil {
-					t.Errorf("experimental %v advertised", ir.Capabilities.Experimental)
-				}
-				if len(ir.Capabilities.Resources) != 0 {
-					t.Errorf("resources %s advertised", ir.Capabilities.Resources)
-				}
+				want = indexURL
 			}
-			if ir.ServerInfo.Name != "skilldrop" || len(ir.Capabilities.Tools) == 0 {
-				t.Errorf("server info %+v tools %s", ir.ServerInfo, ir.Capabilities.Tools)
+			if got := ir.indexURL(t); got != want {
+				t.Errorf("agentSkillsUrl %q, want %q", got, want)
+			}
+			if !tc.advertise && ir.Capabilities.Experimental != nil {
+				t.Errorf("experimental %v advertised", ir.Capabilities.Experimental)
+			}
+			// Declared whatever the caller sees (a listing may be empty),
+			// and nothing is pushed: no listChanged, no subscribe.
+			c := ir.Capabilities
+			if string(c.Resources) != `{}` || string(c.Tools) != `{}` || string(c.Prompts) != `{}` ||
+				string(c.Extensions[skillsExtension]) != `{"directoryRead":true}` || len(c.Extensions) != 1 {
+				t.Errorf("capabilities resources %s tools %s prompts %s extensions %v", c.Resources, c.Tools, c.Prompts, c.Extensions)
+			}
+			if ir.ServerInfo.Name != "skilldrop" {
+				t.Errorf("server info %+v", ir.ServerInfo)
 			}
 			if cc := w.Header().Get("Cache-Control"); !strings.Contains(cc, "no-cache") && !strings.Contains(cc, "no-store") || w.Header().Get("Mcp-Session-Id") != "" {
 				t.Errorf("Cache-Control %q, session %q", w.Header().Get("Cache-Control"), w.Header().Get("Mcp-Session-Id"))
@@ -207,7 +226,7 @@ func TestMCPThroughAPIGateway(t *testing.T) {
 		t.Fatal("JSON-RPC answer base64-encoded")
 	}
 	ir := decodeInit(t, resp.StatusCode, resp.Headers["Content-Type"], []byte(resp.Body))
-	if got := ir.Capabilities.Experimental["agentSkillsUrl"]; got != "https://skills.example.org/.well-known/agent-skills/index.json" {
+	if got := ir.indexURL(t); got != "https://skills.example.org/.well-known/agent-skills/index.json" {
 		t.Errorf("agentSkillsUrl %v", got)
 	}
 	if resp.Headers["X-Request-Id"] != ev.RequestContext.RequestID {
@@ -256,7 +275,7 @@ func TestMCPOnALoopbackListener(t *testing.T) {
 				return
 			}
 			ir := decodeInit(t, resp.StatusCode, resp.Header.Get("Content-Type"), body)
-			if got := ir.Capabilities.Experimental["agentSkillsUrl"]; !reflect.DeepEqual(got, tc.wantURL(ts)) {
+			if got := ir.indexURL(t); got != tc.wantURL(ts) {
 				t.Errorf("agentSkillsUrl %v, want %s", got, tc.wantURL(ts))
 			}
 		})

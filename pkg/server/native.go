@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
@@ -9,7 +10,9 @@ import (
 	"sync"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // serveNative answers the native feed (/manifest.json, /skills/v1/…,
@@ -43,7 +46,26 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return
 	}
-	doc, res, err := snap.native(p, query, rq.authenticated, base)
+	if p == allPages(catalog.KindSkill) || p == allPages(catalog.KindSubagent) {
+		if d := snap.storedDocument("", p, rq.authenticated); d != nil {
+			if readMethod(w, r) {
+				s.serveStored(w, r, rq, snap, d, feedCacheControl(rq.authenticated), func() (*feeddoc.Doc, bool) {
+					v, err := snap.View(r.Context())
+					if err != nil {
+						return nil, false
+					}
+					doc, _, err := snap.native(r.Context(), v, p, nil, rq.authenticated, base)
+					return doc, err == nil && doc != nil
+				})
+			}
+			return
+		}
+	}
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	doc, res, err := snap.native(r.Context(), v, p, query, rq.authenticated, base)
 	if err != nil {
 		nativeUnavailable(w, r, rq, err)
 		return
@@ -94,7 +116,7 @@ func versionedCacheControl(e *catalog.Entry) string {
 }
 
 // searchPaths take a query string; everywhere else it is ignored.
-var searchPaths = map[string]bool{"/api/v1/skills": true, "/api/v1/subagents": true}
+var searchPaths = map[string]bool{routes.SkillAPI: true, routes.SubagentAPI: true}
 
 // checkUpdatesKind tells the check-updates routes, and which collection
 // each answers from.
@@ -141,8 +163,12 @@ func (s *Server) serveCheckUpdates(w http.ResponseWriter, r *http.Request, rq *r
 	if !ok {
 		return
 	}
-	f := manifest.Feed{View: snap.view, Authenticated: rq.authenticated}
-	serveAnswer(w, r, renderJSONAt(f.CheckUpdatesOf(kind, queries), oneShotLevel))
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	f := manifest.Feed{View: v, Authenticated: rq.authenticated}
+	serveAnswer(w, r, feeddoc.Render(f.CheckUpdatesOf(kind, queries), feeddoc.RequestLevel))
 }
 
 // jsonContentType is lenient about what announces a JSON body: none at
@@ -185,7 +211,7 @@ type nativeKey struct {
 
 // nativeRender is a native document as snapshot.native returns it.
 type nativeRender struct {
-	doc *rendered
+	doc *feeddoc.Doc
 	res manifest.Result
 	err error
 }
@@ -201,53 +227,63 @@ type pageSet struct {
 // when the answer is a document (kept for the snapshot when it is the
 // root, an index or an advertised page), else res says what it is. err is
 // Resolve's: the feed cannot answer at all.
-func (s *snapshot) native(path string, query url.Values, authenticated bool, base *url.URL) (*rendered, manifest.Result, error) {
-	if !s.keepsNative(path, authenticated) {
-		return resolveNative(s, path, query, authenticated, base, oneShotLevel)
+func (s *snapshot) native(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
+	if !s.keepsNative(v, path, authenticated) {
+		return resolveNative(ctx, v, s.searchIndex(), path, query, authenticated, base)
 	}
-	// Kept documents (the root, indexes, pages) read no query.
+	// Kept documents (the root, indexes, pages) read no query and no
+	// history, and outlive the request that renders them first.
 	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(s, path, nil, authenticated, base, keptLevel)
+		doc, res, err := resolveNative(context.WithoutCancel(ctx), v, s.searchIndex(), path, nil, authenticated, base)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(s *snapshot, path string, query url.Values, authenticated bool, base *url.URL, level int) (*rendered, manifest.Result, error) {
-	f := manifest.Feed{View: s.view, Authenticated: authenticated, Base: base, SearchIndex: s.search}
-	res, err := f.Resolve(path, query)
+func resolveNative(ctx context.Context, v *catalog.View, idx *manifest.SearchIndex, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
+	f := manifest.Feed{View: v, Authenticated: authenticated, Base: base, SearchIndex: idx}
+	res, err := f.Resolve(ctx, path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
 	}
-	return renderJSONAt(res.Document, level), res, nil
+	return feeddoc.Render(res.Document, feeddoc.RequestLevel), res, nil
+}
+
+// allPages is the path of the page holding every entry of kind.
+func allPages(kind catalog.Kind) string {
+	if kind == catalog.KindSubagent {
+		return routes.AllPage(routes.SubagentFeed)
+	}
+	return routes.AllPage(routes.SkillFeed)
 }
 
 // Collection roots of the native feed.
 const (
-	skillsRoot    = "/skills/" + manifest.APIVersion + "/"
-	subagentsRoot = "/subagents/" + manifest.APIVersion + "/"
+	skillsRoot    = routes.SkillFeed + "/"
+	subagentsRoot = routes.SubagentFeed + "/"
 )
 
 // keepsNative reports whether path names a document the snapshot keeps:
-// the root, an index, or a page the current index advertises. Other page
-// tokens are answered too (a client may hold an older index), but they are
-// unbounded, so they are rendered per request.
-func (s *snapshot) keepsNative(path string, authenticated bool) bool {
+// the root, an index, the page of everything, or a page the current index
+// advertises. Other page tokens are answered too (a client may hold an
+// older index), but they are unbounded, so they are rendered per request.
+func (s *snapshot) keepsNative(v *catalog.View, path string, authenticated bool) bool {
 	switch path {
-	case manifestPath, skillsRoot + "index.json", subagentsRoot + "index.json":
+	case routes.Manifest, skillsRoot + "index.json", subagentsRoot + "index.json",
+		allPages(catalog.KindSkill), allPages(catalog.KindSubagent):
 		return true
 	}
 	switch {
 	case strings.HasPrefix(path, skillsRoot+"pages/"):
-		return s.pages(catalog.KindSkill, authenticated)[path]
+		return s.pages(v, catalog.KindSkill, authenticated)[path]
 	case strings.HasPrefix(path, subagentsRoot+"pages/"):
-		return s.pages(catalog.KindSubagent, authenticated)[path]
+		return s.pages(v, catalog.KindSubagent, authenticated)[path]
 	}
 	return false
 }
 
 // pages returns the page hrefs the index of kind advertises to the caller.
-func (s *snapshot) pages(kind catalog.Kind, authenticated bool) map[string]bool {
+func (s *snapshot) pages(v *catalog.View, kind catalog.Kind, authenticated bool) map[string]bool {
 	i, j := 0, 0
 	if kind == catalog.KindSubagent {
 		i = 1
@@ -257,11 +293,8 @@ func (s *snapshot) pages(kind catalog.Kind, authenticated bool) map[string]bool 
 	}
 	set := &s.pageSets[i][j]
 	set.once.Do(func() {
-		if s.view == nil { // no catalog: nothing is kept, Resolve says why
-			return
-		}
 		// Index needs no base URL: it holds hrefs only.
-		idx := (&manifest.Feed{View: s.view, Authenticated: authenticated}).Index(kind)
+		idx := (&manifest.Feed{View: v, Authenticated: authenticated}).Index(kind)
 		set.hrefs = make(map[string]bool, len(idx.Pages))
 		for _, p := range idx.Pages {
 			set.hrefs[p.Href] = true

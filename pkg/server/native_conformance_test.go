@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -364,7 +365,7 @@ func TestSubagentSyncConformance(t *testing.T) {
 			t.Run("from the manifest, following versions.v1", func(t *testing.T) {
 				c.t = t
 				var root clientRoot
-				rootURL := c.follow(origin, manifestPath, &root)
+				rootURL := c.follow(origin, routes.Manifest, &root)
 				v1, ok := root.Versions[root.APIVersion]
 				if root.Schema != manifest.Schema || root.APIVersion != "v1" || !ok {
 					t.Fatalf("manifest %+v", root)

@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -357,7 +358,7 @@ func TestNativeTamperedBytes(t *testing.T) {
 					t.Errorf("audit %s = %v, want %v", k, lines[0][k], v)
 				}
 			}
-			if s := h.metrics.Samples(); len(s) != 1 || s[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: tc.entry}) {
+			if s := h.metrics.Samples(); len(s) != 1 || s[0] != (obs.Sample{Name: obs.DigestMismatch, Dimension: obs.DimensionSkill, Value: tc.entry, N: 1}) {
 				t.Errorf("metrics %+v", s)
 			}
 			// Its other versions and everything else are still served.
@@ -646,7 +647,7 @@ func TestNativeKeptDocuments(t *testing.T) {
 	// The documents kept for a caller: the root, both indexes, and the
 	// pages its own indexes advertise (boundaries depend on what it sees).
 	keptFor := func(hdr ...string) []string {
-		out := []string{manifestPath}
+		out := []string{routes.Manifest}
 		for _, idx := range []string{"/skills/v1/index.json", "/subagents/v1/index.json"} {
 			var doc clientIndex
 			if err := json.Unmarshal(get("a.example", idx, hdr...).Body.Bytes(), &doc); err != nil {
@@ -705,19 +706,19 @@ func TestNativeKeptDocuments(t *testing.T) {
 }
 
 // TestNativeWithoutACatalogIsUnavailable hands the native routes a
-// snapshot with no catalog, which manifest.Resolve answers ErrNoCatalog:
-// every route must be a 503, never a 404 or an empty list. (A catalog the
-// store cannot give is TestUnreadableCatalogIsNeverEmpty.)
+// snapshot whose head was read but whose entries cannot be: every route
+// must be a 503, never a 404 or an empty list. (A catalog the store cannot
+// give at all is TestUnreadableCatalogIsNeverEmpty.)
 func TestNativeWithoutACatalogIsUnavailable(t *testing.T) {
 	st := store.NewMemory()
 	standardBucket(t, st)
 	h := newHarness(t, st)
 	c := h.srv.catalog
 	c.mu.Lock()
-	c.cur, c.checked, c.good, c.err = newSnapshot(nil), h.clock.Now(), h.clock.Now(), nil
+	c.cur, c.checked, c.good, c.err = newSnapshot(&catalog.Head{ETag: `"gone"`}, store.NewMemory()), h.clock.Now(), h.clock.Now(), nil
 	c.mu.Unlock()
 	for _, p := range []string{
-		manifestPath, "/skills/v1/index.json", "/skills/v1/pages/all.json", "/subagents/v1/pages/a~.json",
+		routes.Manifest, "/skills/v1/index.json", "/skills/v1/pages/all.json", "/subagents/v1/pages/a~.json",
 		"/skills/v1/deploy-via-pr/index.json", "/api/v1/skills", "/api/v1/skills/deploy-via-pr/1.0.0/SKILL.md",
 	} {
 		w := h.do(http.MethodGet, p)

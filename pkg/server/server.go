@@ -24,9 +24,12 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/obs"
-	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -75,11 +78,21 @@ type Config struct {
 	// MaxStale is DefaultMaxStale when zero; negative never serves stale.
 	MaxStale time.Duration
 	// MaxArtifactBytes bounds what is buffered for one artifact
-	// (skillsconfig.DefaultMaxArtifactBytes when zero).
+	// (archive.DefaultMaxArtifactBytes when zero).
 	MaxArtifactBytes int64
 	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes when zero);
 	// check-updates bodies are capped at manifest.MaxCheckUpdatesBody too.
 	MaxBodyBytes int64
+	// MaxResponseBytes is the largest response body the platform returns
+	// (0: no limit, as for `skilldrop serve`), and Fits, when set, says
+	// exactly whether a response fits (its headers and body, as the
+	// platform encodes them). A pre-rendered document that does not fit is
+	// answered with a redirect to a presigned GET (Presigner) of it.
+	MaxResponseBytes int64
+	Fits             func(h http.Header, body []byte) bool
+	// Presigner presigns those redirects (nil: none; documents are always
+	// answered directly, as a local directory has no other way).
+	Presigner store.Presigner
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Version is reported as the MCP server version ("dev" when empty).
@@ -98,11 +111,14 @@ type Server struct {
 	local       bool
 	maxArtifact int64
 	maxBody     int64
+	maxResponse int64
+	fitsFn      func(http.Header, []byte) bool
+	presigner   store.Presigner
 	now         func() time.Time
 	version     string
 
 	catalog *catalogCache
-	mcp     *mcpServers
+	mcp     *mcpEndpoint
 }
 
 // New validates cfg and returns the handler.
@@ -120,6 +136,9 @@ func New(cfg Config) (*Server, error) {
 		local:       cfg.Local,
 		maxArtifact: cfg.MaxArtifactBytes,
 		maxBody:     cfg.MaxBodyBytes,
+		maxResponse: cfg.MaxResponseBytes,
+		fitsFn:      cfg.Fits,
+		presigner:   cfg.Presigner,
 		now:         cfg.Now,
 		version:     cfg.Version,
 	}
@@ -140,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		s.auditor = obs.NewAuditor(s.log)
 	}
 	if s.maxArtifact <= 0 {
-		s.maxArtifact = skillsconfig.DefaultMaxArtifactBytes
+		s.maxArtifact = archive.DefaultMaxArtifactBytes
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -160,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 		stale = DefaultMaxStale
 	}
 	s.catalog = newCatalogCache(s.store, every, stale, s.now, s.log)
-	s.mcp = newMCPServers(s.version, s.maxBody, s.log)
+	s.mcp = s.newMCPEndpoint()
 	return s, nil
 }
 
@@ -189,17 +208,11 @@ const (
 	allowPost = "OPTIONS, POST"
 )
 
-// The route prefixes of the native feed and its API (serveNative).
-var nativePrefixes = []string{"/skills/v1/", "/subagents/v1/", "/api/v1/"}
-
-const (
-	mcpPath      = "/mcp"
-	manifestPath = "/manifest.json"
-)
-
 // ServeHTTP implements http.Handler. The order matters: the credential is
 // judged first, so an invalid key gets the same 401 on every path and
-// learns nothing about what exists; then the path is vetted; then routed.
+// learns nothing about what exists; then the path is vetted; then routed,
+// by the URL table (routes.Lookup) and nothing else, so every path the
+// server answers is one agent-skills.yaml cannot take.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rq := s.begin(w, r)
@@ -225,39 +238,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
-	p := r.URL.Path
-	_, checkUpdates := checkUpdatesKind(p)
-	postRoute := p == mcpPath || checkUpdates
+	route := routes.Lookup(r.URL.Path)
 	if r.Method == http.MethodOptions {
 		allow := allowRead
-		if postRoute {
+		if route.Post {
 			allow = allowPost
 		}
 		preflight(sw, allow)
 		return
 	}
 
-	switch {
-	case p == mcpPath:
+	switch route.Surface {
+	case routes.SurfaceMCP:
 		s.serveMCP(sw, r, rq)
-	case p == manifestPath || hasAnyPrefix(p, nativePrefixes):
+	case routes.SurfaceNative:
 		s.serveNative(sw, r, rq)
-	default:
-		if listing, ok := discovery.ParseIndexPath(p); ok {
-			s.serveIndex(sw, r, rq, listing)
-			return
-		}
+	case routes.SurfaceIndex: // the seed-style and the path-prefix spelling of an index alike
+		s.serveIndex(sw, r, rq, route.Listing)
+	case routes.SurfaceArtifact:
 		s.servePath(sw, r, rq)
+	default: // a namespace that is never served
+		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
-}
-
-func hasAnyPrefix(p string, prefixes []string) bool {
-	for _, pre := range prefixes {
-		if strings.HasPrefix(p, pre) {
-			return true
-		}
-	}
-	return false
 }
 
 // readBody reads the request body, at most limit bytes. When it cannot, it
@@ -288,7 +290,9 @@ func readMethod(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// serveIndex answers the top-level index (listing "") or a listing's.
+// serveIndex answers the top-level index (listing "") or a listing's, at
+// whichever of the listing's paths it was asked for: one document, one
+// ETag, the same visibility.
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request, listing string) {
 	if !readMethod(w, r) {
 		return
@@ -301,12 +305,32 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request,
 	if !ok {
 		return
 	}
-	doc, found := snap.index(listing, rq.authenticated, base)
+	path := routes.RFCIndex
+	if listing != "" {
+		path = routes.ListingIndex(listing)
+	}
+	cc := feedCacheControl(rq.authenticated)
+	if d := snap.storedDocument(discovery.Origin(base), path, rq.authenticated); d != nil {
+		s.serveStored(w, r, rq, snap, d, cc, func() (*feeddoc.Doc, bool) {
+			v, err := snap.View(r.Context())
+			if err != nil {
+				rq.log.Error("catalog entries unavailable", "error", err)
+				return nil, false
+			}
+			return snap.index(v, listing, rq.authenticated, base)
+		})
+		return
+	}
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	doc, found := snap.index(v, listing, rq.authenticated, base)
 	if !found {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
-	serveJSON(w, r, doc, feedCacheControl(rq.authenticated))
+	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, cc)
 }
 
 // servePath answers an artifact at its URL path, or 404.
@@ -315,7 +339,11 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	if !ok {
 		return
 	}
-	e := snap.view.ByPath(r.URL.Path, rq.authenticated)
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	e := v.ByPath(r.URL.Path, rq.authenticated)
 	if e == nil {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
@@ -342,6 +370,25 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request, rq *request) (
 		return nil, false
 	}
 	return snap, true
+}
+
+// catalogView returns the entries of snap's revision, or answers 503. A
+// revision replaced since its head was read is read again, once.
+func (s *Server) catalogView(w http.ResponseWriter, r *http.Request, rq *request, snap *snapshot) (*catalog.View, bool) {
+	v, err := snap.View(r.Context())
+	if errors.Is(err, catalog.ErrChanged) {
+		s.catalog.invalidate()
+		if snap, err = s.catalog.get(r.Context()); err == nil {
+			v, err = snap.View(r.Context())
+		}
+	}
+	if err != nil {
+		rq.log.Error("catalog entries unavailable", "error", err)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return nil, false
+	}
+	return v, true
 }
 
 // origin returns the public origin of the request, or answers 400 for a

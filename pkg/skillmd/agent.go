@@ -1,6 +1,7 @@
 package skillmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,8 +21,11 @@ type Agent struct {
 	EmitStructuredFindings *bool
 	Metadata               map[string]string
 	Version                string
-	Warnings               []string
-	Body                   []byte
+	// Frontmatter and FrontmatterIssue are as for Skill.
+	Frontmatter      json.RawMessage
+	FrontmatterIssue string
+	Warnings         []string
+	Body             []byte
 }
 
 // ParseAgent parses and validates an agent.md document.
@@ -59,6 +63,7 @@ func ParseAgent(doc []byte) (*Agent, error) {
 		return nil, err
 	}
 	a.Name, a.Description, a.Metadata, a.Version, a.Body = h.name, h.description, h.metadata, h.version, body
+	a.Frontmatter, a.FrontmatterIssue = h.frontmatter, h.frontmatterIssue
 	if _, err := a.VersionLabel(); err != nil {
 		return nil, err
 	}

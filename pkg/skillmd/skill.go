@@ -1,6 +1,7 @@
 package skillmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -20,6 +21,11 @@ type Skill struct {
 	Version string
 	// Extras holds other recognised scalar keys seen in the wild (category, author, …).
 	Extras map[string]string
+	// Frontmatter is the whole frontmatter as a JSON object, verbatim:
+	// every key the author wrote, in document order. It is nil when a value
+	// has no faithful JSON form; FrontmatterIssue then says which.
+	Frontmatter      json.RawMessage
+	FrontmatterIssue string
 	// Warnings name keys that were ignored.
 	Warnings []string
 	Body     []byte
@@ -61,6 +67,7 @@ func ParseSkill(doc []byte) (*Skill, error) {
 		return nil, err
 	}
 	s.Name, s.Description, s.Metadata, s.Version, s.Body = h.name, h.description, h.metadata, h.version, body
+	s.Frontmatter, s.FrontmatterIssue = h.frontmatter, h.frontmatterIssue
 	if err := checkLen("compatibility", s.Compatibility, 0, MaxCompatibilityLen); err != nil {
 		return nil, err
 	}

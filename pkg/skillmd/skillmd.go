@@ -9,6 +9,7 @@ package skillmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -16,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // Limits of the Agent Skills specification and of skilldrop.
@@ -56,9 +59,14 @@ func fail(code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// reservedNames collide with the service's own routes (/skills/v1/…,
-// /api/v1/skills/check-updates, …/latest).
-var reservedNames = map[string]bool{"v1": true, "check-updates": true, "latest": true}
+// reservedNames collide with the service's own routes (routes.ReservedNames).
+var reservedNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range routes.ReservedNames {
+		m[n] = true
+	}
+	return m
+}()
 
 // ValidateName checks a skill or sub-agent name: 1–64 characters of a-z, 0-9
 // and '-', no leading, trailing or doubled hyphen, not reserved.
@@ -104,7 +112,7 @@ func ValidateVersion(v string) error {
 		// ".", ".." or a leading dot or sign would be resolved away or hidden.
 		return fail(CodeInvalidVersion, "version", "%q must start with a letter or digit", clip(v))
 	}
-	if strings.EqualFold(v, "latest") {
+	if strings.EqualFold(v, routes.Latest) {
 		return fail(CodeReservedVersion, "version", "%q is reserved: it names the newest version", v)
 	}
 	return nil
@@ -238,6 +246,10 @@ func nameOf(f field) (string, error) {
 type head struct {
 	name, description, version string
 	metadata                   map[string]string
+	// frontmatter is the whole frontmatter as JSON; nil, with the reason in
+	// frontmatterIssue, when a value has no faithful JSON form.
+	frontmatter      json.RawMessage
+	frontmatterIssue string
 }
 
 // parseHead splits doc and reads its frontmatter key by key, in document
@@ -286,6 +298,9 @@ func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
 	}
 	if err := checkLen("description", h.description, 1, MaxDescriptionLen); err != nil {
 		return head{}, nil, err
+	}
+	if h.frontmatter, err = frontmatterJSON(fields); err != nil {
+		h.frontmatterIssue = err.Error()
 	}
 	return h, body, nil
 }

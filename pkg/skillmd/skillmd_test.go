@@ -1,8 +1,11 @@
 package skillmd
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 func doc(front, body string) []byte { return []byte("---\n" + front + "---\n" + body) }
@@ -197,4 +200,19 @@ func FuzzParseSkill(f *testing.F) {
 		}
 		_, _ = ParseAgent(in)
 	})
+}
+
+// TestRouteNamesAreReserved: no skill or sub-agent can be named after a
+// segment of the service's routes, nor a version labelled "latest".
+func TestRouteNamesAreReserved(t *testing.T) {
+	for _, n := range routes.ReservedNames {
+		var e *Error
+		if err := ValidateName(n); !errors.As(err, &e) || e.Code != CodeReservedName {
+			t.Errorf("ValidateName(%q) = %v, want %s", n, err, CodeReservedName)
+		}
+	}
+	var e *Error
+	if err := ValidateVersion(routes.Latest); !errors.As(err, &e) || e.Code != CodeReservedVersion {
+		t.Errorf("ValidateVersion(%q) = %v, want %s", routes.Latest, err, CodeReservedVersion)
+	}
 }

@@ -23,24 +23,23 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
-// Key is the bucket key of the config.
-const Key = "agent-skills.yaml"
+// Key is the bucket key of the config: the bucket contract's, which
+// pkg/artifact owns.
+const Key = artifact.ConfigKey
 
 // MaxBytes bounds the config document.
 const MaxBytes = 1 << 20
 
 // CodeInvalidConfig is the stable code of every config rejection.
 const CodeInvalidConfig = "invalid_config"
-
-// DefaultMaxArtifactBytes is the service-wide cap on an artifact's own size:
-// a buffered Lambda response carries about 4.4 MiB of binary after base64.
-const DefaultMaxArtifactBytes = 4 << 20
 
 // Ceilings for per-entry caps: an entry may raise the entry, expanded-byte
 // and ratio caps up to these, and may only lower max_artifact_bytes.
@@ -372,8 +371,8 @@ func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[stri
 func capsOf(r *rawEntry, field string) (Caps, error) {
 	var c Caps
 	if r.MaxArtifactBytes != nil {
-		if *r.MaxArtifactBytes <= 0 || *r.MaxArtifactBytes > DefaultMaxArtifactBytes {
-			return c, fail(field+".max_artifact_bytes", "must be 1 to %d (it may lower, never raise, the service cap)", DefaultMaxArtifactBytes)
+		if *r.MaxArtifactBytes <= 0 || *r.MaxArtifactBytes > archive.DefaultMaxArtifactBytes {
+			return c, fail(field+".max_artifact_bytes", "must be 1 to %d (it may lower, never raise, the service cap)", archive.DefaultMaxArtifactBytes)
 		}
 		c.MaxArtifactBytes = *r.MaxArtifactBytes
 	}
@@ -406,8 +405,8 @@ func capsOf(r *rawEntry, field string) (Caps, error) {
 
 // filePath checks a path: key; the bytes of config entries live under files/.
 func filePath(p string) error {
-	if !strings.HasPrefix(p, "files/") || len(p) == len("files/") {
-		return errors.New("must be a bucket key under files/")
+	if !strings.HasPrefix(p, artifact.FilesPrefix) || len(p) == len(artifact.FilesPrefix) {
+		return errors.New("must be a bucket key under " + artifact.FilesPrefix)
 	}
 	return cleanKey(p)
 }
@@ -429,19 +428,17 @@ func cleanKey(p string) error {
 	return nil
 }
 
-// ListingPrefix is where a listing's index and artifacts are served.
-func ListingPrefix(listing string) string { return "/.well-known/agent-skills/" + listing + "/" }
-
 // servedPath resolves a relative or path-absolute URL: relative ones against
 // the listing's own base (the origin root for top-level entries), so both
-// spellings name the same address; then refuses the service's own routes.
+// spellings name the same address; then refuses every path the URL table
+// reserves for the service's own routes (routes.Reserved).
 func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 	if strings.ContainsAny(raw, "?#") {
 		return "", errors.New("must not have a query or fragment")
 	}
 	base := "/"
 	if listing != "" {
-		base = ListingPrefix(listing)
+		base = routes.ListingPrefix(listing)
 	}
 	p := raw
 	if strings.HasPrefix(raw, "//") {
@@ -452,7 +449,7 @@ func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 		if listing != "" {
 			// A path-absolute URL of a listing entry names the same address
 			// as its relative spelling: under the listing's prefix.
-			if rel, ok := strings.CutPrefix(raw, ListingPrefix(listing)); ok {
+			if rel, ok := strings.CutPrefix(raw, routes.ListingPrefix(listing)); ok {
 				p = rel
 			}
 		}
@@ -469,38 +466,10 @@ func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 	if kind == catalog.KindSubagent {
 		return "", errors.New("sub-agents are served under /api/v1/subagents/ only; a url is not accepted")
 	}
-	if reason := reserved(full, listing); reason != "" {
+	if reason := routes.Reserved(full, listing); reason != "" {
 		return "", fmt.Errorf("%s collides with %s", full, reason)
 	}
 	return full, nil
-}
-
-// reserved says which of the service's own routes a path collides with.
-func reserved(p, listing string) string {
-	switch {
-	case p == "/manifest.json":
-		return "the native manifest"
-	case p == "/mcp" || strings.HasPrefix(p, "/mcp/"):
-		return "the MCP endpoint"
-	case strings.HasPrefix(p, "/api/"):
-		return "the /api/ routes"
-	case strings.HasPrefix(p, "/skills/v1/"), p == "/skills/v1":
-		return "the native skill feed"
-	case strings.HasPrefix(p, "/subagents/"):
-		return "the native sub-agent feed"
-	case strings.HasPrefix(p, "/catalog/"), strings.HasPrefix(p, "/blobs/"):
-		return "internal storage"
-	case strings.HasPrefix(p, "/files/"), strings.HasPrefix(p, "/listings/"):
-		return "raw bucket keys, which are never served"
-	case strings.HasPrefix(p, "/.well-known/"):
-		if listing == "" || !strings.HasPrefix(p, ListingPrefix(listing)) {
-			return "/.well-known/ (only a listing's own entries live under its prefix)"
-		}
-		if p == ListingPrefix(listing)+"index.json" {
-			return "the listing's index"
-		}
-	}
-	return ""
 }
 
 // yamlMessage rewrites the YAML decoder's errors for operators: one line,
@@ -513,19 +482,19 @@ func yamlMessage(err error) string {
 			continue
 		}
 		if m := unknownField.FindStringSubmatch(l); m != nil {
-			l = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
+			l = unknownKey(m[1], m[2], m[3])
 		}
 		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
 	}
 	msg := strings.Join(lines, "; ")
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	if len(msg) > 500 {
+		msg = msg[:500] + "…"
 	}
 	return "YAML: " + msg
 }
 
 var (
-	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type \S+$`)
+	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
 	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry)\b`)
 )
 

@@ -205,3 +205,32 @@ func TestParseAcceptsEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// TestMisspeltKeysGetASuggestion: an unknown key close to a known one of
+// its level is answered with that key, at every level of the document; a
+// key of another level says where it belongs.
+func TestMisspeltKeysGetASuggestion(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc, want string
+	}{
+		{"entry", "skills:\n  - name: a\n    visibilty: authenticated\n", `line 3: unknown key "visibilty" in an entry (did you mean "visibility"?)`},
+		{"sub-agent entry", "subagents:\n  - name: a\n    decsription: x\n", `unknown key "decsription" in an entry (did you mean "description"?)`},
+		{"top level", "skils:\n  - name: a\n", `line 1: unknown key "skils" in the top level (did you mean "skills"?)`},
+		{"top level, plural", "listing:\n  p: {}\n", `(did you mean "listings"?)`},
+		{"listing", "listings:\n  p:\n    skill:\n      - name: a\n", `line 3: unknown key "skill" in a listing (did you mean "skills"?)`},
+		{"listing entry", "listings:\n  p:\n    skills:\n      - name: a\n        max_entires: 5\n", `(did you mean "max_entries"?)`},
+		{"capitals", "skills:\n  - name: a\n    Visibility: public\n", `(did you mean "visibility"?)`},
+		{"a key of another level", "visibility: public\n", `unknown key "visibility" in the top level ("visibility" is a key of an entry)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse: %v\nwant it to contain %s", err, tt.want)
+			}
+		})
+	}
+	_, err := Parse([]byte("skills:\n  - name: a\n    colour: red\n"))
+	if err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Fatalf("Parse: %v; want no suggestion for a key near nothing", err)
+	}
+}

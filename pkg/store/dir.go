@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -86,13 +87,17 @@ func (d *Dir) Get(ctx context.Context, key string, opts GetOptions) (*Object, er
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	if opts.IfNoneMatch != "" && sameETag(info.ETag, opts.IfNoneMatch) {
+	if err := checkGet(key, info, opts); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("get %s: %w", key, ErrNotModified)
+		return nil, err
 	}
 	// The open file keeps the bytes its ETag describes: writers replace the
 	// name with a rename, never rewrite a file in place.
-	return &Object{Info: info, Body: f}, nil
+	if opts.Length <= 0 {
+		return &Object{Info: info, Body: f}, nil
+	}
+	lo, hi := byteRange(info.Size, opts)
+	return &Object{Info: info, Body: &section{SectionReader: io.NewSectionReader(f, lo, hi-lo), f: f}}, nil
 }
 
 // Head implements Store.
@@ -283,6 +288,14 @@ func (d *Dir) open(key string) (*os.File, Info, error) {
 	return f, describe(key, fi), nil
 }
 
+// section is a range of an open file, closed with it.
+type section struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (s *section) Close() error { return s.f.Close() }
+
 // describe builds an object's Info from its file's metadata.
 func describe(key string, fi fs.FileInfo) Info {
 	var id [32]byte
@@ -393,6 +406,8 @@ func classify(err error) error {
 		errors.Is(err, syscall.ELOOP),   // a symlink cycle
 		isEscape(err):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: %w", ErrAccessDenied, err)
 	}
 	return err
 }

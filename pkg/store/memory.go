@@ -35,11 +35,12 @@ func (m *Memory) Get(ctx context.Context, key string, opts GetOptions) (*Object,
 	if err != nil {
 		return nil, err
 	}
-	if opts.IfNoneMatch != "" && sameETag(info.ETag, opts.IfNoneMatch) {
-		return nil, fmt.Errorf("get %s: %w", key, ErrNotModified)
+	if err := checkGet(key, info, opts); err != nil {
+		return nil, err
 	}
 	// Stored bytes are never modified (Put stores a copy), so readers can share them.
-	return &Object{Info: info, Body: io.NopCloser(bytes.NewReader(data))}, nil
+	lo, hi := byteRange(info.Size, opts)
+	return &Object{Info: info, Body: io.NopCloser(bytes.NewReader(data[lo:hi]))}, nil
 }
 
 // Head implements Store.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,7 +30,10 @@ type S3 struct {
 	bucket string
 }
 
-var _ Store = (*S3)(nil)
+var (
+	_ Store     = (*S3)(nil)
+	_ Presigner = (*S3)(nil)
+)
 
 // NewS3 returns the store for bucket, with a client built from cfg. When an
 // endpoint override is configured (cfg.BaseEndpoint, which the SDK fills from
@@ -64,19 +69,73 @@ func (s *S3) Get(ctx context.Context, key string, opts GetOptions) (*Object, err
 	if opts.IfNoneMatch != "" {
 		in.IfNoneMatch = &opts.IfNoneMatch
 	}
+	if opts.IfMatch != "" {
+		in.IfMatch = &opts.IfMatch
+	}
+	if opts.VersionID != "" {
+		in.VersionId = &opts.VersionID
+	}
+	if opts.Length > 0 {
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", opts.Offset, opts.Offset+opts.Length-1))
+	}
 	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
 		return nil, s.wrap("get", key, err)
+	}
+	size := aws.ToInt64(out.ContentLength)
+	if opts.Length > 0 {
+		total, err := totalSize(aws.ToString(out.ContentRange))
+		if err != nil {
+			_ = out.Body.Close()
+			return nil, fmt.Errorf("get s3://%s/%s: %w", s.bucket, key, err)
+		}
+		size = total
 	}
 	return &Object{
 		Info: Info{
 			Key:          key,
 			ETag:         aws.ToString(out.ETag),
-			Size:         aws.ToInt64(out.ContentLength),
+			Size:         size,
 			LastModified: aws.ToTime(out.LastModified),
+			VersionID:    aws.ToString(out.VersionId),
 		},
 		Body: out.Body,
 	}, nil
+}
+
+// totalSize reads the object's size from a Content-Range answer
+// ("bytes 0-99/1234").
+func totalSize(contentRange string) (int64, error) {
+	_, total, ok := strings.Cut(contentRange, "/")
+	n, err := strconv.ParseInt(total, 10, 64)
+	if !ok || err != nil || n < 0 {
+		return 0, fmt.Errorf("unexpected Content-Range %q", contentRange)
+	}
+	return n, nil
+}
+
+// PresignGet implements Presigner: a GET of one version of key, valid for
+// expires, whose answer carries the given headers (S3's response-* query
+// parameters, part of the signature, so the client cannot change them).
+func (s *S3) PresignGet(ctx context.Context, key, versionID string, expires time.Duration, h ResponseHeaders) (string, error) {
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &key}
+	if versionID != "" {
+		in.VersionId = &versionID
+	}
+	if h.ContentType != "" {
+		in.ResponseContentType = &h.ContentType
+	}
+	if h.CacheControl != "" {
+		in.ResponseCacheControl = &h.CacheControl
+	}
+	if h.ContentEncoding != "" {
+		in.ResponseContentEncoding = &h.ContentEncoding
+	}
+	req, err := s3.NewPresignClient(s.client).PresignGetObject(ctx, in, s3.WithPresignExpires(expires))
+	if err != nil {
+		return "", fmt.Errorf("presign s3://%s/%s: %w", s.bucket, key, err)
+	}
+	return req.URL, nil
 }
 
 // Head implements Store.
@@ -93,6 +152,7 @@ func (s *S3) Head(ctx context.Context, key string) (Info, error) {
 		ETag:         aws.ToString(out.ETag),
 		Size:         aws.ToInt64(out.ContentLength),
 		LastModified: aws.ToTime(out.LastModified),
+		VersionID:    aws.ToString(out.VersionId),
 	}, nil
 }
 
@@ -130,7 +190,10 @@ func (s *S3) Put(ctx context.Context, key string, body []byte, opts PutOptions) 
 	if !ok {
 		modified = time.Now()
 	}
-	return Info{Key: key, ETag: aws.ToString(out.ETag), Size: int64(len(body)), LastModified: modified.UTC()}, nil
+	return Info{
+		Key: key, ETag: aws.ToString(out.ETag), Size: int64(len(body)), LastModified: modified.UTC(),
+		VersionID: aws.ToString(out.VersionId),
+	}, nil
 }
 
 // List implements Store, following ListObjectsV2's continuation tokens.
@@ -219,6 +282,10 @@ func mapS3Error(err error) error {
 		sentinel = ErrPreconditionFailed
 	case status == http.StatusNotModified, code == "NotModified":
 		sentinel = ErrNotModified
+	case status == http.StatusRequestedRangeNotSatisfiable, code == "InvalidRange":
+		sentinel = ErrInvalidRange
+	case status == http.StatusForbidden, code == "AccessDenied":
+		sentinel = ErrAccessDenied
 	}
 	if sentinel == nil {
 		return err

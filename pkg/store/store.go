@@ -27,14 +27,23 @@ var (
 	ErrTooLarge = errors.New("store: object larger than allowed")
 	// ErrInvalidKey: the key is not a clean relative slash-separated path.
 	ErrInvalidKey = errors.New("store: invalid key")
+	// ErrAccessDenied: the object may exist, but reading it is refused (S3
+	// 403, a file without read permission).
+	ErrAccessDenied = errors.New("store: access denied")
+	// ErrInvalidRange: a ranged Get starts outside the object (S3 416).
+	ErrInvalidRange = errors.New("store: range not satisfiable")
 )
 
 // Info describes a stored object.
 type Info struct {
 	Key          string
 	ETag         string // opaque and quoted, as S3 returns it; changes whenever the bytes change
-	Size         int64
+	Size         int64  // of the whole object, also when a Get read only a range of it
 	LastModified time.Time
+	// VersionID names this version of the object in a versioned S3 bucket
+	// (Put and Head report it; List does not). "" where the store keeps one
+	// version per key.
+	VersionID string
 }
 
 // Object is an open object; the caller closes Body.
@@ -43,11 +52,34 @@ type Object struct {
 	Body io.ReadCloser
 }
 
-// GetOptions make a Get conditional.
+// GetOptions make a Get conditional, partial or versioned.
 type GetOptions struct {
 	// IfNoneMatch, when set, makes Get return ErrNotModified if the object's
 	// ETag still equals it: a cheap revalidation of a cached copy.
 	IfNoneMatch string
+	// IfMatch, when set, makes Get return ErrPreconditionFailed unless the
+	// object's ETag equals it: several reads that must see one object (the
+	// ranges of one catalog revision) never mix two.
+	IfMatch string
+	// Offset and Length, when Length > 0, read only the bytes [Offset,
+	// Offset+Length) of the object, clipped at its end; Offset must lie
+	// within the object. Info.Size stays the whole object's size.
+	Offset, Length int64
+	// VersionID reads that version of the object (S3 versioning). Stores
+	// that keep one version per key know no version ids: any is ErrNotFound.
+	VersionID string
+}
+
+// ResponseHeaders are what a presigned GET's answer carries.
+type ResponseHeaders struct {
+	ContentType, CacheControl, ContentEncoding string
+}
+
+// Presigner is what a store can do beyond Store when clients can fetch its
+// objects themselves (S3): a URL that GETs one version of an object, valid
+// for a while, without credentials of the client's own.
+type Presigner interface {
+	PresignGet(ctx context.Context, key, versionID string, expires time.Duration, h ResponseHeaders) (string, error)
 }
 
 // PutOptions make a Put conditional. At most one of IfMatch and IfNoneMatch is set.

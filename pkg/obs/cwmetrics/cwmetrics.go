@@ -106,17 +106,22 @@ func (s *Sink) Namespace() string { return s.namespace }
 // The caller's cancellation does not abort the send (the incident happened
 // whether or not the client is still waiting), only the timeout does.
 func (s *Sink) Count(ctx context.Context, name, dimension, value string) {
+	s.CountN(ctx, name, dimension, value, 1)
+}
+
+// CountN is Count with both datums of value n: one send for n incidents.
+func (s *Sink) CountN(ctx context.Context, name, dimension, value string, n int) {
 	data := []types.MetricDatum{{
 		MetricName: aws.String(name),
 		Unit:       types.StandardUnitCount,
-		Value:      aws.Float64(1),
+		Value:      aws.Float64(float64(n)),
 	}}
 	if v := dimensionValue(value); dimension != "" && v != "" {
 		data = append(data, types.MetricDatum{
 			MetricName: aws.String(name),
 			Dimensions: []types.Dimension{{Name: aws.String(dimension), Value: aws.String(v)}},
 			Unit:       types.StandardUnitCount,
-			Value:      aws.Float64(1),
+			Value:      aws.Float64(float64(n)),
 		})
 	}
 	sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)

@@ -50,6 +50,9 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store, o Options) {
 		{"PutGetRoundTrip", testRoundTrip},
 		{"ETagChangesOnlyWithTheBytes", testETag},
 		{"GetIfNoneMatch", testGetIfNoneMatch},
+		{"GetIfMatch", testGetIfMatch},
+		{"GetRange", testGetRange},
+		{"GetVersion", testGetVersion},
 		{"PutIfNoneMatchStar", testPutIfNoneMatch},
 		{"PutIfMatch", testPutIfMatch},
 		{"PutRejectsContradictoryOptions", testPutOptions},
@@ -196,6 +199,105 @@ func testGetIfNoneMatch(t *testing.T, s store.Store) {
 		t.Errorf("Get IfNoneMatch stale ETag returned %q with ETag %s, want %q with %s", b, obj.ETag, "v2", v2.ETag)
 	}
 }
+
+func testGetIfMatch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const key = "catalog/catalog.json"
+	if _, err := s.Get(ctx, key, store.GetOptions{IfMatch: `"0123456789abcdef0123456789abcdef"`}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(missing, IfMatch) = %v, want ErrNotFound", err)
+	}
+	v1 := mustPut(t, s, key, []byte("v1"), store.PutOptions{})
+	for _, etag := range []string{v1.ETag, unquote(v1.ETag)} {
+		obj, err := s.Get(ctx, key, store.GetOptions{IfMatch: etag})
+		if err != nil {
+			t.Fatalf("Get IfMatch %s (current) = %v", etag, err)
+		}
+		b, _ := io.ReadAll(obj.Body)
+		closeObj(obj)
+		if string(b) != "v1" {
+			t.Errorf("Get IfMatch current = %q, want v1", b)
+		}
+	}
+	mustPut(t, s, key, []byte("v2"), store.PutOptions{})
+	if obj, err := s.Get(ctx, key, store.GetOptions{IfMatch: v1.ETag}); !errors.Is(err, store.ErrPreconditionFailed) {
+		closeObj(obj)
+		t.Errorf("Get IfMatch stale ETag = %v, want ErrPreconditionFailed", err)
+	}
+}
+
+func testGetRange(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const key = "catalog/catalog.json"
+	body := make([]byte, 100)
+	for i := range body {
+		body[i] = byte('a' + i%26)
+	}
+	info := mustPut(t, s, key, body, store.PutOptions{})
+	cases := []struct {
+		name           string
+		offset, length int64
+		want           []byte
+	}{
+		{"inside", 10, 20, body[10:30]},
+		{"first byte", 0, 1, body[:1]},
+		{"to the end", 90, 10, body[90:]},
+		{"clipped at the end", 95, 50, body[95:]},
+		{"whole", 0, 100, body},
+	}
+	for _, c := range cases {
+		obj, err := s.Get(ctx, key, store.GetOptions{Offset: c.offset, Length: c.length, IfMatch: info.ETag})
+		if err != nil {
+			t.Fatalf("%s: Get range %d+%d: %v", c.name, c.offset, c.length, err)
+		}
+		b, err := io.ReadAll(obj.Body)
+		closeObj(obj)
+		if err != nil || !bytes.Equal(b, c.want) {
+			t.Errorf("%s: Get range %d+%d = %q, %v; want %q", c.name, c.offset, c.length, b, err, c.want)
+		}
+		if obj.Size != 100 || !sameTag(obj.ETag, info.ETag) {
+			t.Errorf("%s: Get range reports size %d, ETag %s; want the whole object's: 100, %s", c.name, obj.Size, obj.ETag, info.ETag)
+		}
+	}
+	if obj, err := s.Get(ctx, key, store.GetOptions{Offset: 100, Length: 1}); !errors.Is(err, store.ErrInvalidRange) {
+		closeObj(obj)
+		t.Errorf("Get range past the end = %v, want ErrInvalidRange", err)
+	}
+	mustPut(t, s, key, []byte("replaced"), store.PutOptions{})
+	if obj, err := s.Get(ctx, key, store.GetOptions{Offset: 0, Length: 4, IfMatch: info.ETag}); !errors.Is(err, store.ErrPreconditionFailed) {
+		closeObj(obj)
+		t.Errorf("Get range of a replaced object IfMatch its old ETag = %v, want ErrPreconditionFailed", err)
+	}
+}
+
+// testGetVersion: the version id a Put reports reads that version. Stores
+// without versioning report none and know no other.
+func testGetVersion(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const key = "rendered/doc.json"
+	v1 := mustPut(t, s, key, []byte("one"), store.PutOptions{})
+	if head, err := s.Head(ctx, key); err != nil || head.VersionID != v1.VersionID {
+		t.Errorf("Head version = %q, %v; Put reported %q", head.VersionID, err, v1.VersionID)
+	}
+	if v1.VersionID == "" {
+		if obj, err := s.Get(ctx, key, store.GetOptions{VersionID: "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"}); !errors.Is(err, store.ErrNotFound) {
+			closeObj(obj)
+			t.Errorf("Get of a version an unversioned store never had = %v, want ErrNotFound", err)
+		}
+		return
+	}
+	mustPut(t, s, key, []byte("two"), store.PutOptions{})
+	obj, err := s.Get(ctx, key, store.GetOptions{VersionID: v1.VersionID})
+	if err != nil {
+		t.Fatalf("Get version %s: %v", v1.VersionID, err)
+	}
+	b, _ := io.ReadAll(obj.Body)
+	closeObj(obj)
+	if string(b) != "one" || obj.VersionID != v1.VersionID {
+		t.Errorf("Get version %s = %q (version %q), want the first bytes", v1.VersionID, b, obj.VersionID)
+	}
+}
+
+func sameTag(a, b string) bool { return unquote(a) == unquote(b) }
 
 func testPutIfNoneMatch(t *testing.T, s store.Store) {
 	ctx := t.Context()

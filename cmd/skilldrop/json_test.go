@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+)
+
+// withUnknownKey is a SKILL.md whose frontmatter holds a key the indexer
+// warns about.
+func withUnknownKey(name string) string {
+	return "---\nname: " + name + "\ndescription: Does " + name + ".\nshiny: yes\nmetadata:\n  version: \"1.0\"\n---\n# " + name + "\n"
+}
+
+// TestValidateJSONIsTheREADMEs: validate --json has the README's fields,
+// for an accepted folder of a bucket layout and for a rejection.
+func TestValidateJSONIsTheREADMEs(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"bucket/skills/served/SKILL.md": withUnknownKey("served"),
+		"bucket/skills/served/run.sh":   "echo",
+		"other.md":                      skillDoc("deploy"),
+	})
+	code, out, _ := runCLI("validate", "--json", filepath.Join(dir, "bucket", "skills", "served"), filepath.Join(dir, "other.md"))
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1 (one rejection)", code)
+	}
+	sameShape(t, "validate --json", jsonExample(t, "`skilldrop validate --json`"), []byte(out))
+}
+
+// TestPublishJSONIsTheREADMEs: publish --json has the README's fields, and
+// carries in leftOut what the plain output names in its dot-file warning.
+func TestPublishJSONIsTheREADMEs(t *testing.T) {
+	bucket, src := t.TempDir(), t.TempDir()
+	t.Chdir(src)
+	skilltest.WriteFiles(t, src, map[string]string{"deploy-via-pr/SKILL.md": withUnknownKey("deploy-via-pr"), "deploy-via-pr/.env": "TOKEN=x"})
+	code, out, errOut := runCLI("publish", "--dir", bucket, "--json", "deploy-via-pr/")
+	if code != exitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q (with --json, warnings are in the document)", code, errOut)
+	}
+	sameShape(t, "publish --json", jsonExample(t, "`skilldrop publish --json`"), []byte(out))
+	var p publication
+	if err := json.Unmarshal([]byte(out), &p); err != nil || p.Result != "published" || p.Key != "skills/deploy-via-pr.zip" || strings.Join(p.LeftOut, ",") != ".env" {
+		t.Fatalf("%v: %+v", err, p)
+	}
+	code, out, _ = runCLI("publish", "--dir", bucket, "--json", filepath.Join(src, "missing-frontmatter.md"))
+	if code != exitUsage || out != "" {
+		t.Fatalf("a missing path with --json: exit %d, stdout %q; want a usage error on stderr only", code, out)
+	}
+}
+
+// TestDotFileWarningIsWordedOnce: validate and publish say the same of the
+// dot-files a folder holds.
+func TestDotFileWarningIsWordedOnce(t *testing.T) {
+	bucket, src := t.TempDir(), t.TempDir()
+	t.Chdir(src)
+	skilltest.WriteFiles(t, src, map[string]string{"dotty/SKILL.md": skillDoc("dotty"), "dotty/.env": "TOKEN=x", "dotty/.git/HEAD": "ref"})
+	const want = "warning dotty: left out of the archive (dot-files are never published; they often hold credentials): .env, .git/\n"
+	_, _, validated := runCLI("validate", "dotty")
+	_, _, published := runCLI("publish", "--dir", bucket, "dotty")
+	if validated != want || published != want {
+		t.Fatalf("validate says %q\npublish says %q\nwant %q", validated, published, want)
+	}
+}
+
+// TestStatusJSONIsTheREADMEs: status --json has the README's fields, on a
+// bucket that uses all of them.
+func TestStatusJSONIsTheREADMEs(t *testing.T) {
+	bucket := t.TempDir()
+	skilltest.WriteFiles(t, bucket, map[string]string{
+		"skills/x.md":                       skillDoc("x"),
+		"listings/partner-a/skills/solo.md": skillDoc("solo"),
+		"skills/beta/SKILL.md":              skillDoc("beta"),
+		"skills/beta/notes.txt":             "beside",
+		"skills/wrong.md":                   skillDoc("other"),
+		"agent-skills.yaml": "listings:\n  partner-a:\n    skills:\n      - name: x\nskills:\n  - name: ext\n    type: skill-md\n    description: External.\n" +
+			"    url: https://cdn.example.com/ext.md\n    digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+	})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"skills/x.zip": string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("x")}))})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	// An invalid config holds a new skill (bucketConfig, held).
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "skills: [\n", "skills/new.md": skillDoc("new")})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	// A job is what a queued re-index leaves in the status document; a
+	// directory has no queue, so one is recorded as the indexer would.
+	st, err := store.NewDir(bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := catalog.UpdateStatus(t.Context(), st, func(s *catalog.Status) error {
+		s.StartJob(catalog.Job{ID: "reindex-1", Kind: "reindex", Started: at, Keys: 2, Done: 2, Finished: &at})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	code, out, _ := runCLI("status", "--dir", bucket, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	sameShape(t, "status --json", jsonExample(t, "`skilldrop status --json`"), []byte(out))
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runMake runs make in the repository's root.
+func runMake(t *testing.T, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	cmd := exec.Command("make", append([]string{"--no-print-directory", "-C", repoRoot}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestMakeRunKeepsEdits: make run's copy of the example bucket is made once
+// and kept, edits included; make run-reset starts from a fresh copy.
+func TestMakeRunKeepsEdits(t *testing.T) {
+	runDir := filepath.Join(t.TempDir(), "example-bucket")
+	runMake(t, "run-dir", "RUN_DIR="+runDir)
+	edited := filepath.Join(runDir, "skills", "deploy-via-pr.md")
+	if err := os.WriteFile(edited, []byte("an edit"), 0o644); err != nil {
+		t.Fatalf("the example bucket was not copied: %v", err)
+	}
+	runMake(t, "run-dir", "RUN_DIR="+runDir)
+	if b, err := os.ReadFile(edited); err != nil || string(b) != "an edit" {
+		t.Fatalf("a second make run lost the edit: %q, %v", b, err)
+	}
+	// run-reset removes the copy, then runs make run (not run here: -n).
+	if out := runMake(t, "-n", "run-reset", "RUN_DIR="+runDir); !strings.Contains(out, "rm -rf "+runDir) {
+		t.Fatalf("make run-reset does not start afresh:\n%s", out)
+	}
+}
+
+// TestMakeCLIBuildsTheCLIAlone: make cli builds bin/skilldrop with the
+// version set, and nothing for Lambda; make help lists it and run-reset.
+func TestMakeCLIBuildsTheCLIAlone(t *testing.T) {
+	out := runMake(t, "-n", "cli", "VERSION=v1.2.3")
+	if !strings.Contains(out, "-o bin/skilldrop ./cmd/skilldrop") || !strings.Contains(out, "-X github.com/skilldrop/skilldrop/pkg/buildinfo.version=v1.2.3") ||
+		strings.Contains(out, "functions/") || strings.Contains(out, "GOARCH") {
+		t.Fatalf("make -n cli:\n%s", out)
+	}
+	if out := runMake(t, "-n", "build-lambda", "VERSION=v1.2.3"); strings.Count(out, "buildinfo.version=v1.2.3") != 2 {
+		t.Fatalf("the Lambda binaries are not given the version:\n%s", out)
+	}
+	help := runMake(t, "help")
+	for _, target := range []string{"  cli ", "  run-reset "} {
+		if !strings.Contains(help, target) {
+			t.Errorf("make help does not list %s:\n%s", strings.TrimSpace(target), help)
+		}
+	}
+}

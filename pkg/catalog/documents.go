@@ -1,0 +1,47 @@
+package catalog
+
+import "github.com/skilldrop/skilldrop/pkg/digest"
+
+// Document is a feed document the indexer rendered into the bucket for one
+// origin and auth class (the large ones: a document too large for a Lambda
+// response must be fetched from the bucket itself). The request path
+// answers the document's route from it, or redirects to it, instead of
+// rendering the document from the entries.
+type Document struct {
+	// Origin ("https://host"), Path (the route it answers) and
+	// Authenticated (the auth class it was rendered for) say what it is.
+	Origin        string `json:"origin"`
+	Path          string `json:"path"`
+	Authenticated bool   `json:"authenticated,omitempty"`
+	// Identity is the document as JSON; Gzip, when set, its gzip encoding.
+	Identity Rendition  `json:"identity"`
+	Gzip     *Rendition `json:"gzip,omitempty"`
+}
+
+// Rendition is one stored encoding of a Document: an object of the bucket,
+// pinned to the version the indexer wrote, with the digest and size of its
+// bytes.
+type Rendition struct {
+	Key       string `json:"key"`
+	VersionID string `json:"versionId,omitempty"`
+	// ETag is the object's as written: a key written since has another.
+	ETag   string        `json:"etag,omitempty"`
+	Digest digest.Digest `json:"digest"`
+	Size   int64         `json:"size"`
+}
+
+// Document returns the document rendered for origin, path and auth class,
+// or nil.
+func (c *Catalog) Document(origin, path string, authenticated bool) *Document {
+	return findDocument(c.Documents, origin, path, authenticated)
+}
+
+func findDocument(docs []Document, origin, path string, authenticated bool) *Document {
+	for i := range docs {
+		d := &docs[i]
+		if d.Origin == origin && d.Path == path && d.Authenticated == authenticated {
+			return d
+		}
+	}
+	return nil
+}

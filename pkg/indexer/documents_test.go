@@ -1,0 +1,148 @@
+package indexer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// bigBucket drops n skills with long descriptions, every tenth hidden.
+func bigBucket(t *testing.T, e *env, n int) {
+	t.Helper()
+	var hidden strings.Builder
+	hidden.WriteString("version: 1\nskills:\n")
+	for i := range n {
+		name := fmt.Sprintf("skill-%04d", i)
+		e.put("skills/"+name+".md", skillDoc(name, "1", strings.Repeat(fmt.Sprintf("Skill %d does one careful thing. ", i), 8)))
+		if i%10 == 0 {
+			fmt.Fprintf(&hidden, "  - name: %s\n    visibility: authenticated\n", name)
+		}
+	}
+	e.put("agent-skills.yaml", []byte(hidden.String()))
+	e.reindex()
+}
+
+// TestLargeDocumentsAreRenderedIntoTheBucket: with an origin configured,
+// the RFC index and the page of everything are rendered into the bucket
+// for each auth class, pinned in the catalog, byte for byte what the
+// request path renders; small ones are not; a publish renders them anew.
+func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	bigBucket(t, e, 500) // the page of every skill is below the threshold for anonymous callers, above it with a key
+	c := e.catalog()
+	v := catalog.Compile(c, "")
+	for _, auth := range []bool{false, true} {
+		d := c.Document("https://skills.example.com", routes.RFCIndex, auth)
+		if d == nil {
+			t.Fatalf("no stored RFC index (authenticated %v); documents %s", auth, dump(c.Documents))
+		}
+		want := feeddoc.Render(discovery.TopLevel(v, auth, origin), feeddoc.StoredLevel)
+		got, _, err := store.ReadAll(context.Background(), e.st, d.Identity.Key, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Body) || !d.Identity.Digest.Equal(want.Digest) || d.Identity.Size != int64(len(want.Body)) {
+			t.Fatalf("stored index (authenticated %v) differs from the rendered one", auth)
+		}
+		if gz, _, err := store.ReadAll(context.Background(), e.st, d.Gzip.Key, 0); err != nil || !digest.Of(gz).Equal(d.Gzip.Digest) {
+			t.Fatalf("gzip rendition: %v", err)
+		}
+		if hidden := bytes.Contains(got, []byte(`"skill-0010"`)); hidden != auth {
+			t.Fatalf("the authenticated skill is in the index for authenticated=%v: %v", auth, hidden)
+		}
+		page := feeddoc.Render((&manifest.Feed{View: v, Authenticated: auth}).Page(catalog.KindSkill, manifest.Range{}), feeddoc.StoredLevel)
+		if stored := c.Document("", routes.AllPage(routes.SkillFeed), auth) != nil; stored != (len(page.Body) >= MinStoredDocument) {
+			t.Fatalf("page of every skill (authenticated %v, %d bytes): stored %v", auth, len(page.Body), stored)
+		}
+	}
+	if c.Document("", routes.AllPage(routes.SubagentFeed), false) != nil {
+		t.Error("a page of no sub-agents, far below the threshold, was stored")
+	}
+	before := c.Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
+	after := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	if after.Key == before.Key || after.Digest.Equal(before.Digest) {
+		t.Fatal("a publish did not render the index anew")
+	}
+}
+
+// TestAStoredDocumentFoundTamperedIsWrittenAgain: an object at a
+// document's key that someone changed is never pinned: the next render
+// writes the known bytes again.
+func TestAStoredDocumentFoundTamperedIsWrittenAgain(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	bigBucket(t, e, 300)
+	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false)
+	// Someone overwrites the document, and a later publish would have
+	// rendered the very same bytes (a change that leaves the index as is).
+	e.put(d.Identity.Key, []byte("tampered"))
+	ctx := context.Background()
+	c, _, err := catalog.Load(ctx, e.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Documents = nil // as if first rendered now: nothing pinned to trust
+	if _, err := e.ix.renderDocuments(ctx, c, true); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := store.ReadAll(ctx, e.st, d.Identity.Key, 0)
+	if err != nil || !digest.Of(got).Equal(d.Identity.Digest) {
+		t.Fatalf("the tampered object was pinned, not written again (%v)", err)
+	}
+}
+
+// TestWithoutOriginsNothingIsRendered: the local directory (`serve`) and
+// a deployment without origins render on the request path.
+func TestWithoutOriginsNothingIsRendered(t *testing.T) {
+	e := newEnv(t)
+	bigBucket(t, e, 300)
+	if docs := e.catalog().Documents; len(docs) != 0 {
+		t.Fatalf("documents %s", dump(docs))
+	}
+	infos, err := e.st.List(context.Background(), RenderedPrefix)
+	if err != nil || len(infos) != 0 {
+		t.Fatalf("rendered objects %v (%v)", infos, err)
+	}
+}
+
+// TestTheReconcileRepairsAndCollectsDocuments: a stored document whose key
+// someone wrote since (so the pinned version is no longer current, and
+// would expire) is written again by the reconcile; objects no revision pins
+// are deleted once old enough.
+func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	bigBucket(t, e, 300)
+	old := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
+	// The old index is no longer pinned; the clock of the env moves one
+	// second per reading, so age it past collectAge.
+	e.ix.now = func() time.Time { return time.Now().Add(2 * collectAge) }
+	cur := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	e.put(cur.Key, []byte("tampered"))
+	if _, err := e.ix.ReconcileBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Head(context.Background(), old.Key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the unpinned old index survived the reconcile: %v", err)
+	}
+	got, _, err := store.ReadAll(context.Background(), e.st, cur.Key, 0)
+	if err != nil || !digest.Of(got).Equal(cur.Digest) {
+		t.Errorf("the overwritten document was not written again (%v)", err)
+	}
+}
