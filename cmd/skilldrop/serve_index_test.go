@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -33,7 +35,12 @@ func TestServeIndexesOnceAtStart(t *testing.T) {
 		}
 		return m != nil
 	})
-	skilltest.WriteFiles(t, dir, map[string]string{"skills/beta.md": skillDoc("beta")})
+	// Renamed into place, so the watcher's first pass, which may run
+	// meanwhile, never reads it half-written (and logs a rejection).
+	skilltest.WriteFiles(t, dir, map[string]string{".beta.md": skillDoc("beta")})
+	if err := os.Rename(filepath.Join(dir, ".beta.md"), filepath.Join(dir, "skills", "beta.md")); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "a file copied in is served", func() bool {
 		resp, err := http.Get(origin + "/api/v1/skills/beta")
 		if err != nil {

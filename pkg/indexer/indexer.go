@@ -105,7 +105,6 @@ type Indexer struct {
 	queue        queue.Sender
 	inline       int
 	origins      []*url.URL
-	baseline     *baseline // what the last full re-index read, for Watch (local directories only)
 }
 
 // New returns an Indexer for cfg.
@@ -157,9 +156,6 @@ func New(cfg Config) (*Indexer, error) {
 	}
 	if ix.maxCatalog <= 0 {
 		ix.maxCatalog = catalog.MaxBytes
-	}
-	if _, ok := cfg.Store.(localDir); ok {
-		ix.baseline = &baseline{}
 	}
 	return ix, nil
 }

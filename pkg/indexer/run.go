@@ -71,14 +71,13 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	var errs []error
 	var orphans []target
 	var cat *catalog.Catalog
-	reindex, read := o.full, []map[string]observation(nil)
 	for round := 1; ; round++ {
 		pr, d, c, err := ix.round(ctx, keys, orphans, o)
 		if err != nil {
 			errs = append(errs, err)
 			break
 		}
-		cat, read = c, append(read, pr.seen)
+		cat = c
 		for k, e := range pr.failed {
 			failed[k] = e
 		}
@@ -98,9 +97,6 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	}
 	if cat != nil {
 		res.Revision = cat.Revision
-	}
-	if reindex {
-		ix.baseline.record(read)
 	}
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)

@@ -3,12 +3,12 @@ package indexer
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/dirwatch"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -33,9 +33,10 @@ type localDir interface {
 // when the directory cannot be watched, it lists every interval and
 // reconciles the keys that appeared, changed (ETag) or disappeared.
 //
-// It starts from the last full re-index this Indexer ran over a local
-// directory, reconciling what changed since; without one, it re-indexes
-// first.
+// It starts from the catalog: it reconciles only what a listing shows to
+// differ from the sources the catalog records (the caller, as `skilldrop
+// serve` does, has just re-indexed), and re-indexes when there is no
+// catalog yet.
 func (ix *Indexer) Watch(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
 		return errors.New("indexer: watch interval must be positive")
@@ -62,7 +63,7 @@ func (ix *Indexer) Watch(ctx context.Context, interval time.Duration) error {
 		notes = nil
 		tick.Reset(interval)
 	}
-	known := ix.baseline.take() // key → ETag as of the last pass; nil: re-index first
+	var known map[string]string // key → ETag as of the last pass; nil before the first
 	pass := func(what string, err error) {
 		if err != nil && ctx.Err() == nil {
 			ix.log.ErrorContext(ctx, "watch: "+what+" failed; retrying later", "error", err)
@@ -94,9 +95,12 @@ func (ix *Indexer) Watch(ctx context.Context, interval time.Duration) error {
 	}
 }
 
-// watchOnce is one full pass of Watch. known is nil before the first full
-// re-index.
+// watchOnce is one full pass of Watch. known is nil before the first,
+// which catches up with the catalog.
 func (ix *Indexer) watchOnce(ctx context.Context, known *map[string]string) error {
+	if *known == nil {
+		return ix.catchUp(ctx, known)
+	}
 	infos, err := ix.listSources(ctx)
 	if err != nil {
 		return err
@@ -104,15 +108,6 @@ func (ix *Indexer) watchOnce(ctx context.Context, known *map[string]string) erro
 	cur := make(map[string]string, len(infos))
 	for _, info := range infos {
 		cur[info.Key] = info.ETag
-	}
-	if *known == nil {
-		if _, err := ix.Reindex(ctx); err != nil {
-			return err
-		}
-		// What the re-index read overrides the listing before it.
-		maps.Copy(cur, ix.baseline.take())
-		*known = cur
-		return nil
 	}
 	var keys []string
 	for k, etag := range cur {
@@ -134,6 +129,51 @@ func (ix *Indexer) watchOnce(ctx context.Context, known *map[string]string) erro
 	}
 	*known = cur
 	return nil
+}
+
+// catchUp is Watch's first pass: it reconciles the keys a listing shows
+// to differ from the sources the catalog records, and agent-skills.yaml
+// when it is not the object the catalog last judged, or re-indexes when
+// no catalog was written yet. Nothing differing, it writes and logs
+// nothing. The listing becomes known.
+func (ix *Indexer) catchUp(ctx context.Context, known *map[string]string) error {
+	snap, infos, err := ix.snapshotAndListing(ctx)
+	if err != nil {
+		return err
+	}
+	cur := make(map[string]string, len(infos))
+	for _, info := range infos {
+		cur[info.Key] = info.ETag
+	}
+	keys := differing(snap, infos)
+	if configDiffers(snap, cur) {
+		keys = append(keys, skillsconfig.Key)
+	}
+	switch {
+	case snap.Revision == 0:
+		_, err = ix.Reindex(ctx)
+	case len(keys) > 0:
+		_, err = ix.Reconcile(ctx, keys...)
+	}
+	if err != nil {
+		return err
+	}
+	*known = cur
+	return nil
+}
+
+// configDiffers reports whether the listed agent-skills.yaml (listed: key
+// → ETag) is another object than the one snap last judged: the config in
+// force, or the one it holds publications for.
+func configDiffers(snap *catalog.Catalog, listed map[string]string) bool {
+	recorded := ""
+	switch {
+	case snap.Bucket != nil:
+		recorded = snap.Bucket.ETag
+	case snap.Config != nil:
+		recorded = snap.Config.ETag
+	}
+	return !sameETag(listed[skillsconfig.Key], recorded)
 }
 
 // reconcileChanged reconciles those of keys (reported by notifications)
@@ -169,44 +209,4 @@ func (ix *Indexer) reconcileChanged(ctx context.Context, keys []string, known ma
 		return err
 	}
 	return nil
-}
-
-// baseline is what the last full re-index of a local directory read (key
-// → ETag), kept for Watch to start from instead of re-indexing again. It
-// is nil for other stores, which are never watched, so nothing is kept.
-type baseline struct {
-	mu    sync.Mutex
-	known map[string]string
-}
-
-// record keeps what a re-index's rounds read, later rounds overriding.
-func (b *baseline) record(rounds []map[string]observation) {
-	if b == nil || len(rounds) == 0 {
-		return
-	}
-	known := map[string]string{}
-	for _, seen := range rounds {
-		for k, o := range seen {
-			if o.present {
-				known[k] = o.etag
-			} else {
-				delete(known, k)
-			}
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.known = known
-}
-
-// take returns the recorded baseline, once; nil when there is none.
-func (b *baseline) take() map[string]string {
-	if b == nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	known := b.known
-	b.known = nil
-	return known
 }

@@ -127,13 +127,13 @@ func TestWatchReconcilesWhatTheFilesystemReports(t *testing.T) {
 }
 
 // TestWatchCoalescesABurst: 200 files copied in at once are published in a
-// few reconciliations, not one each.
+// few reconciliations (catalog writes), not one each.
 func TestWatchCoalescesABurst(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Now = time.Now })
 	watching(t, e, time.Hour)
 	copyIn(t, e, "skills/first.md", skillDoc("first", "1", "First."))
 	eventually(t, "the first file", func() bool { return e.isLive("first") })
-	before := e.indexedLines()
+	before := e.catalog().Revision
 	files := map[string]string{}
 	for i := range 200 {
 		name := fmt.Sprintf("burst-%03d", i)
@@ -141,27 +141,56 @@ func TestWatchCoalescesABurst(t *testing.T) {
 	}
 	skilltest.WriteFiles(t, e.st.(*store.Dir).Path(), files)
 	eventually(t, "every file of the burst", func() bool { return len(e.catalog().Skills) == 201 })
-	rounds := e.indexedLines() - before
-	t.Logf("200 files published in %d reconciliations", rounds)
-	if rounds > 10 {
-		t.Errorf("%d reconciliations for a burst of 200 files, want a few", rounds)
+	writes := e.catalog().Revision - before
+	t.Logf("200 files published in %d catalog writes", writes)
+	if writes > 10 {
+		t.Errorf("%d catalog writes for a burst of 200 files, want a few", writes)
 	}
 }
 
-// TestWatchStartsFromTheReindexBefore: after a Reindex, Watch does not
-// re-index again (one "indexed" line for the start, as `skilldrop serve`
-// logs it), yet a change made between the two is not lost.
-func TestWatchStartsFromTheReindexBefore(t *testing.T) {
+// TestWatchStartsFromTheCatalog: after a Reindex, Watch does not re-index
+// again (one "indexed" line for the start, as `skilldrop serve` logs it),
+// yet what changed between the two (a new key, a deleted one, the config)
+// is reconciled, in one round.
+func TestWatchStartsFromTheCatalog(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Now = time.Now })
 	e.put("skills/a.md", skillDoc("a", "1", "A."))
+	e.put("skills/gone.md", skillDoc("gone", "1", "Deleted before Watch started."))
 	e.reindex()
 	copyIn(t, e, "skills/between.md", skillDoc("between", "1", "Written before Watch started."))
+	e.del("skills/gone.md")
+	copyIn(t, e, "agent-skills.yaml", []byte("version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"))
 	watching(t, e, time.Hour)
-	eventually(t, "the change made before Watch started", func() bool { return e.isLive("between") })
+	eventually(t, "the changes made before Watch started", func() bool {
+		return e.isLive("between") && !e.isLive("gone") && e.skill("a").Visibility == catalog.Authenticated
+	})
 	copyIn(t, e, "skills/after.md", skillDoc("after", "1", "Written after."))
 	eventually(t, "a change after it", func() bool { return e.isLive("after") })
+	// Its line comes last: a second re-index would have logged before it.
+	eventually(t, "the change after it logged", func() bool { return e.indexedLines() >= 3 })
 	if n := e.indexedLines(); n != 3 {
-		t.Errorf("%d indexed lines, want 3 (the re-index, the change between, the change after): Watch re-indexed again\n%s", n, e.logs)
+		t.Errorf("%d indexed lines, want 3 (the re-index, the changes between, the change after)\n%s", n, e.logs)
+	}
+}
+
+// TestWatchOverAnUnchangedCatalogWritesNothing: started over a catalog
+// that records the bucket as it is, Watch's first pass reconciles nothing.
+// The change after it is the sign that the first pass is done.
+func TestWatchOverAnUnchangedCatalogWritesNothing(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Now = time.Now })
+	e.put("skills/a.md", skillDoc("a", "1", "A."))
+	e.put("skills/bad.txt", []byte("not a skill"))
+	e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"))
+	e.reindex()
+	rev := e.catalog().Revision
+	watching(t, e, time.Hour)
+	// Renamed into place: the first pass may list it or not, but never
+	// half-written.
+	e.put("skills/after.md", skillDoc("after", "1", "Written after."))
+	eventually(t, "a change after it", func() bool { return e.isLive("after") })
+	eventually(t, "the change after it logged", func() bool { return e.indexedLines() >= 2 })
+	if n, r := e.indexedLines(), e.catalog().Revision; n != 2 || r != rev+1 {
+		t.Errorf("%d indexed lines and revision %d after %d; want 2 (the re-index, the change) and one write\n%s", n, r, rev, e.logs)
 	}
 }
 
