@@ -39,10 +39,10 @@ exit status: 0 after Ctrl-C, 1 when it cannot listen, index or serve, 2 on usage
 	})
 }
 
-// Local re-indexing: the directory is listed every watchEvery and the
-// handler revalidates the catalog every revalidateEvery, so a change shows
-// within their sum plus the indexing itself — well inside two seconds for
-// a working directory.
+// Local re-indexing: the filesystem reports changes to the watcher (which
+// lists the directory every watchEvery only where it cannot be watched)
+// and the handler revalidates the catalog every revalidateEvery, so a
+// change shows within the indexing itself plus revalidateEvery.
 const (
 	watchEvery      = 500 * time.Millisecond
 	revalidateEvery = 250 * time.Millisecond

@@ -3,6 +3,8 @@ package apikey_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -288,7 +290,7 @@ func TestCachedRefreshesAfterTheTTLAndFailsClosed(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		ttl   time.Duration
+		opts  apikey.CacheOptions // Now is the test's
 		steps []step
 	}{
 		{
@@ -302,19 +304,36 @@ func TestCachedRefreshesAfterTheTTLAndFailsClosed(t *testing.T) {
 			},
 		},
 		{
-			name: "a failed refresh fails closed, then recovers",
-			ttl:  10 * time.Second,
+			name: "a failed refresh fails closed and backs off, then recovers",
+			opts: apikey.CacheOptions{TTL: 10 * time.Second},
 			steps: []step{
 				{store: &answer{value: ha}, wantKey: keyA, fetches: 1},
 				{advance: 10 * time.Second, store: &answer{err: down}, wantErr: true, fetches: 2, describe: "expired and unreachable: error, not the stale set"},
-				{advance: time.Second, wantErr: true, fetches: 3, describe: "every call retries while it is down"},
-				{store: &answer{value: hb}, wantKey: keyB, fetches: 4, describe: "back up: fresh set"},
-				{advance: 5 * time.Second, wantKey: keyB, fetches: 4},
+				{wantErr: true, fetches: 2, describe: "backing off: the failure again, no fetch"},
+				{advance: 499 * time.Millisecond, wantErr: true, fetches: 2, describe: "the first wait is at least half a second"},
+				{advance: 501 * time.Millisecond, wantErr: true, fetches: 3, describe: "and at most a second: one fetch, failing again"},
+				{advance: 999 * time.Millisecond, store: &answer{value: hb}, wantErr: true, fetches: 3, describe: "the second wait is at least a second"},
+				{advance: 1001 * time.Millisecond, wantKey: keyB, fetches: 4, describe: "and at most two: back up, a fresh set"},
+				{advance: 5 * time.Second, wantKey: keyB, fetches: 4, describe: "cached again"},
+				{advance: 5 * time.Second, store: &answer{err: down}, wantErr: true, fetches: 5, describe: "a success resets the backoff"},
+				{advance: time.Second, wantErr: true, fetches: 6},
+			},
+		},
+		{
+			name: "the backoff doubles up to its cap",
+			opts: apikey.CacheOptions{MinBackoff: 2 * time.Second, MaxBackoff: 5 * time.Second},
+			steps: []step{
+				{store: &answer{err: down}, wantErr: true, fetches: 1},
+				{advance: 2 * time.Second, wantErr: true, fetches: 2, describe: "after the first wait (at most 2s)"},
+				{advance: 4 * time.Second, wantErr: true, fetches: 3, describe: "after the second (at most 4s)"},
+				{advance: 2499 * time.Millisecond, wantErr: true, fetches: 3, describe: "the third is capped at 5s, of which at least half"},
+				{advance: 2501 * time.Millisecond, wantErr: true, fetches: 4, describe: "and at most 5s"},
+				{advance: 5 * time.Second, wantErr: true, fetches: 5, describe: "and stays capped"},
 			},
 		},
 		{
 			name: "an unparsable value fails closed",
-			ttl:  time.Second,
+			opts: apikey.CacheOptions{TTL: time.Second},
 			steps: []step{
 				{store: &answer{value: ha}, wantKey: keyA, fetches: 1},
 				{advance: time.Second, store: &answer{value: keyB}, wantErr: true, fetches: 2, describe: "a pasted key instead of a hash"},
@@ -332,7 +351,9 @@ func TestCachedRefreshesAfterTheTTLAndFailsClosed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 			st := &store{}
-			src := apikey.NewCached("test store", st.fetch, apikey.CacheOptions{TTL: c.ttl, Now: clk.Now})
+			opts := c.opts
+			opts.Now = clk.Now
+			src := apikey.NewCached("test store", st.fetch, opts)
 			for i, s := range c.steps {
 				clk.Add(s.advance)
 				if s.store != nil {
@@ -410,6 +431,109 @@ func TestCachedWaiterGivesUpWithItsContext(t *testing.T) {
 	<-done
 	if !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want ErrUnavailable wrapping context.Canceled", err)
+	}
+}
+
+// randomKey is a well-formed key nobody configured.
+func randomKey(i int) string { return fmt.Sprintf("sk-random-%d-%x", i, rand.Uint64()) }
+
+// verifyMany presents n random well-formed keys concurrently and returns
+// the results and errors.
+func verifyMany(v *apikey.Verifier, n int) ([]apikey.Result, []error) {
+	results, errs := make([]apikey.Result, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = v.Verify(context.Background(), header("Bearer "+randomKey(i)))
+		})
+	}
+	wg.Wait()
+	return results, errs
+}
+
+// TestCachedUnderAnOutageBacksOffInsteadOfFetchingPerRequest: while the key
+// store fails, 500 concurrent requests with random keys all fail closed
+// and cost one fetch; so do the next 500 within the backoff; after the
+// backoff, one more.
+func TestCachedUnderAnOutageBacksOffInsteadOfFetchingPerRequest(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	st := &store{err: errors.New("ThrottlingException: Rate exceeded")}
+	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}))
+	for round, want := range []int{1, 1, 2} {
+		if round == 2 {
+			clk.Add(apikey.DefaultMinBackoff)
+		}
+		_, errs := verifyMany(v, 500)
+		for _, err := range errs {
+			if !errors.Is(err, apikey.ErrUnavailable) {
+				t.Fatalf("round %d: err = %v, want ErrUnavailable (a 503)", round, err)
+			}
+		}
+		if st.fetches != want {
+			t.Fatalf("round %d: %d fetches in all, want %d", round, st.fetches, want)
+		}
+	}
+}
+
+// TestCachedHealthyStoreIsNotFetchedForUnknownKeys: within the TTL, 500
+// random unknown keys are refused from the cached set, at one fetch.
+func TestCachedHealthyStoreIsNotFetchedForUnknownKeys(t *testing.T) {
+	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	st := &store{value: apikey.Hash(keyA)}
+	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}))
+	for _, advance := range []time.Duration{0, apikey.DefaultTTL - time.Millisecond} {
+		clk.Add(advance)
+		results, errs := verifyMany(v, 500)
+		for i := range results {
+			if errs[i] != nil || results[i].Status != apikey.Invalid {
+				t.Fatalf("Verify = %+v, %v; want invalid", results[i], errs[i])
+			}
+		}
+	}
+	if st.fetches != 1 {
+		t.Errorf("%d fetches, want 1 within the TTL", st.fetches)
+	}
+}
+
+// TestCachedFetchOutlivesTheCallerWhoStartedIt: the caller that started a
+// fetch gives up; the fetch still completes, its result is cached, and the
+// store is not marked as failing.
+func TestCachedFetchOutlivesTheCallerWhoStartedIt(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var fetches atomic.Int32
+	src := apikey.NewCached("slow store", func(ctx context.Context) (string, error) {
+		if fetches.Add(1) == 1 {
+			close(started)
+		}
+		select {
+		case <-release:
+			return apikey.Hash(keyA), nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, apikey.CacheOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := src.Hashes(ctx); done <- err }()
+	<-started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the caller's cancellation", err)
+	}
+	close(release)
+	set, err := src.Hashes(context.Background())
+	if err != nil || !set.Contains(keyA) {
+		t.Fatalf("Hashes = %v; want the set the detached fetch read", err)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want the one the gone caller started", n)
+	}
+}
+
+func TestCachedPanickingFetchFailsClosed(t *testing.T) {
+	src := apikey.NewCached("broken store", func(context.Context) (string, error) { panic("nil map") }, apikey.CacheOptions{})
+	if _, err := src.Hashes(context.Background()); !errors.Is(err, apikey.ErrUnavailable) || !strings.Contains(err.Error(), "panic") {
+		t.Fatalf("err = %v, want ErrUnavailable naming the panic", err)
 	}
 }
 

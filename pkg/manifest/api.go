@@ -59,15 +59,16 @@ type VersionSummary struct {
 // Search returns the entries of a collection the caller can see that match
 // q, ranked by package search (every entry in name order when q is empty),
 // then skips skip and keeps at most take (Resolve validates both; negative
-// values count as 0 here).
+// values count as 0 here). It searches f.SearchIndex, or without one an
+// index built for this call alone.
 func (f *Feed) Search(kind catalog.Kind, q string, skip, take int) []Summary {
 	skip, take = max(skip, 0), max(take, 0)
 	c := collectionOf(kind)
-	ranked := search.Rank(c.list(f.View, f.Authenticated), search.Parse(q), func(e *catalog.Entry) (string, string) {
-		return e.Name, e.EffectiveDescription()
-	})
-	ranked = ranked[min(skip, len(ranked)):]
-	ranked = ranked[:min(take, len(ranked))]
+	idx := f.SearchIndex
+	if idx == nil {
+		idx = NewSearchIndex(f.View)
+	}
+	ranked := idx.search(c, search.Parse(q), f.Authenticated, skip, take)
 	out := make([]Summary, len(ranked))
 	for i, e := range ranked {
 		latest := e.LatestVersion()

@@ -222,6 +222,10 @@ type Feed struct {
 	// PageSize is about how many items an index page holds; <= 0 means
 	// DefaultPageSize.
 	PageSize int
+	// SearchIndex is View's search index (NewSearchIndex(View)), kept by
+	// the caller for as long as it serves View; nil builds one per search,
+	// which costs as much as the catalog is large.
+	SearchIndex *SearchIndex
 }
 
 // Root returns /manifest.json.

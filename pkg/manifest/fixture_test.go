@@ -158,8 +158,11 @@ func newFixture(t testing.TB) *fixture {
 
 func (fx *fixture) view() *catalog.View { return catalog.Compile(fx.cat, `"fixture"`) }
 
+// feed is a Feed over the fixture with its search index, as the server
+// keeps one per catalog revision.
 func (fx *fixture) feed(auth bool) *Feed {
-	return &Feed{View: fx.view(), Authenticated: auth, Base: base}
+	v := fx.view()
+	return &Feed{View: v, Authenticated: auth, Base: base, SearchIndex: NewSearchIndex(v)}
 }
 
 // get resolves path (with an optional query) and fails the test on an error.

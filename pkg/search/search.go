@@ -15,10 +15,13 @@
 // "reviews", "reviewing" and "reviewed" all match "review". An item that
 // matches none of these is not a result. An empty query returns every item
 // in name order.
+//
+// Query.Match defines the ranking for one item; an Index, built once per
+// catalog revision, answers a query over all of them at the cost of what
+// matches rather than of the whole catalog.
 package search
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
 	"strings"
@@ -74,17 +77,6 @@ type Match struct {
 	Terms, NameTerms int
 }
 
-// better reports whether m ranks before o.
-func (m Match) better(o Match) int {
-	if c := cmp.Compare(m.Tier, o.Tier); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(o.Terms, m.Terms); c != 0 {
-		return c
-	}
-	return cmp.Compare(o.NameTerms, m.NameTerms)
-}
-
 // Match reports how an item with this name and description matches q, and
 // whether it matches at all. The zero Query matches everything in TierWords.
 func (q Query) Match(name, description string) (Match, bool) {
@@ -122,8 +114,8 @@ func (q Query) Match(name, description string) (Match, bool) {
 }
 
 // eachWord calls fn with each maximal run of letters and digits in text
-// until fn returns false. It allocates nothing: the request path scans
-// every description on every search.
+// until fn returns false. It allocates nothing: NewIndex scans every name
+// and description of a catalog with it.
 func eachWord(text string, fn func(string) bool) {
 	start := -1
 	for i, r := range text {
@@ -145,35 +137,6 @@ func eachWord(text string, fn func(string) bool) {
 	}
 }
 
-// Rank returns the items that match q, best first, ties by name. fields
-// gives an item's name and description. With the zero Query it returns
-// every item in name order. items is not modified.
-func Rank[T any](items []T, q Query, fields func(T) (name, description string)) []T {
-	type ranked struct {
-		item T
-		name string
-		m    Match
-	}
-	out := make([]ranked, 0, len(items))
-	for _, it := range items {
-		name, desc := fields(it)
-		if m, ok := q.Match(name, desc); ok {
-			out = append(out, ranked{it, name, m})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b ranked) int {
-		if c := a.m.better(b.m); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	res := make([]T, len(out))
-	for i, r := range out {
-		res[i] = r.item
-	}
-	return res
-}
-
 // Words splits text into lower-case words: maximal runs of letters and digits.
 func Words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
@@ -187,7 +150,12 @@ func Words(text string) []string {
 // "create"/"created"/"creating" → "creat". It is deliberately small: the
 // same function runs on both sides of a comparison, so consistency matters
 // more than producing dictionary words. Words of three letters or fewer are
-// kept as they are.
+// kept as they are, so no inflection may fold a longer word onto one of
+// them unless it is that word's own: a final "e" stays, and is put back
+// after -ed and -ing, where the stem is short and ends consonant, vowel,
+// consonant ("note"/"notes"/"noted"/"noting" → "note", apart from "not";
+// "plane" apart from "plan"), and a doubled letter is undoubled only in a
+// stem longer than three letters ("added" → "add", not "ad").
 func Stem(w string) string {
 	if len(w) <= 3 {
 		return w
@@ -204,26 +172,65 @@ func Stem(w string) string {
 	}
 	switch {
 	case strings.HasSuffix(w, "ing") && len(w) >= 6:
-		w = undouble(w[:len(w)-3])
+		w = restore(w[:len(w)-3])
 	case strings.HasSuffix(w, "ed") && len(w) >= 5:
-		w = undouble(w[:len(w)-2])
+		w = restore(w[:len(w)-2])
 	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
+	if len(w) > 4 && strings.HasSuffix(w, "e") && !shortCVC(w[:len(w)-1]) {
 		w = w[:len(w)-1]
 	}
 	return w
 }
 
-// undouble turns "stopp" (from "stopped") into "stop"; -ll, -ss and -zz
-// are kept ("called", "passed").
-func undouble(w string) string {
+// restore mends a stem that -ed or -ing was cut from: "stopp" (from
+// "stopped") → "stop", "not" (from "noted") → "note". -ll, -ss and -zz are
+// kept ("called", "passed"), and so is the doubled letter of a three-letter
+// stem ("added" → "add").
+func restore(w string) string {
 	n := len(w)
-	if n < 2 || w[n-1] != w[n-2] {
-		return w
+	if n > 3 && w[n-1] == w[n-2] && !isVowel(w, n-1) {
+		switch w[n-1] {
+		case 'l', 's', 'z':
+			return w
+		}
+		return w[:n-1]
+	}
+	if shortCVC(w) {
+		return w + "e"
+	}
+	return w
+}
+
+// shortCVC reports whether w has one vowel-consonant sequence and ends
+// consonant, vowel, consonant (other than w, x or y): "not", "plan",
+// "stat", but not "open", "fix" or "play". Such a stem has lost a final
+// "e" ("note", "plane", "state").
+func shortCVC(w string) bool {
+	n := len(w)
+	if n < 3 || isVowel(w, n-3) || !isVowel(w, n-2) || isVowel(w, n-1) {
+		return false
 	}
 	switch w[n-1] {
-	case 'l', 's', 'z', 'a', 'e', 'i', 'o', 'u':
-		return w
+	case 'w', 'x', 'y':
+		return false
 	}
-	return w[:n-1]
+	sequences := 0
+	for i := 1; i < n; i++ {
+		if isVowel(w, i-1) && !isVowel(w, i) {
+			sequences++
+		}
+	}
+	return sequences == 1
+}
+
+// isVowel reports whether w[i] is a vowel: a, e, i, o, u, or a y after a
+// consonant ("type", "gym").
+func isVowel(w string, i int) bool {
+	switch w[i] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return true
+	case 'y':
+		return i > 0 && !isVowel(w, i-1)
+	}
+	return false
 }

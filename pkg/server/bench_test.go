@@ -175,7 +175,7 @@ func benchArtifact(b *testing.B, serve func(st store.Store, dir string) store.St
 func benchNative(b *testing.B, path string, doc func(f *manifest.Feed) any) {
 	srv, view := thousandSkills(b)
 	req := httptest.NewRequest(http.MethodGet, path, nil)
-	f := &manifest.Feed{View: view, Base: &url.URL{Scheme: "https", Host: "skills.example.com"}}
+	f := &manifest.Feed{View: view, Base: &url.URL{Scheme: "https", Host: "skills.example.com"}, SearchIndex: manifest.NewSearchIndex(view)}
 	pair(b, func() {
 		w := &discardWriter{h: http.Header{}}
 		srv.ServeHTTP(w, req)

@@ -12,6 +12,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -163,7 +164,8 @@ type snapshot struct {
 	store store.Store
 
 	viewMu sync.Mutex
-	view   *catalog.View // nil until loaded
+	view   *catalog.View         // nil until loaded
+	search *manifest.SearchIndex // the view's, built on its first search
 
 	visibleOnce [2]sync.Once
 	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
@@ -190,8 +192,15 @@ func (s *snapshot) View(ctx context.Context) (*catalog.View, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.view = v
+	s.view, s.search = v, manifest.NewSearchIndex(v)
 	return v, nil
+}
+
+// searchIndex is the search index of the view View returned.
+func (s *snapshot) searchIndex() *manifest.SearchIndex {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	return s.search
 }
 
 // anyVisible is View.AnyVisible, computed once per auth class.

@@ -229,19 +229,20 @@ type pageSet struct {
 // Resolve's: the feed cannot answer at all.
 func (s *snapshot) native(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
 	if !s.keepsNative(v, path, authenticated) {
-		return resolveNative(ctx, v, path, query, authenticated, base)
+		return resolveNative(ctx, v, s.searchIndex(), path, query, authenticated, base)
 	}
 	// Kept documents (the root, indexes, pages) read no query and no
 	// history, and outlive the request that renders them first.
 	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(context.WithoutCancel(ctx), v, path, nil, authenticated, base)
+		doc, res, err := resolveNative(context.WithoutCancel(ctx), v, s.searchIndex(), path, nil, authenticated, base)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
-	res, err := manifest.Resolve(ctx, v, authenticated, base, path, query)
+func resolveNative(ctx context.Context, v *catalog.View, idx *manifest.SearchIndex, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
+	f := manifest.Feed{View: v, Authenticated: authenticated, Base: base, SearchIndex: idx}
+	res, err := f.Resolve(ctx, path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
 	}

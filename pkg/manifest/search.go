@@ -1,0 +1,50 @@
+package manifest
+
+import (
+	"sync"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/search"
+)
+
+// SearchIndex is the search index of one catalog view: a search.Index per
+// collection over every live entry, each built on its first search and
+// then shared by every caller, authenticated or not (the index leaves out
+// what a caller may not see). Build one per view, with NewSearchIndex,
+// and hand it to every Feed over that view; it is safe for concurrent use.
+type SearchIndex struct {
+	view *catalog.View
+	cols [2]collectionIndex // skills, sub-agents
+}
+
+// collectionIndex is one collection's index, built once.
+type collectionIndex struct {
+	once    sync.Once
+	entries []*catalog.Entry // by position in the index
+	index   *search.Index
+}
+
+// NewSearchIndex returns the (not yet built) search index of v.
+func NewSearchIndex(v *catalog.View) *SearchIndex { return &SearchIndex{view: v} }
+
+// search returns a page of the entries of c the caller may see that match q.
+func (s *SearchIndex) search(c *collection, q search.Query, authenticated bool, skip, take int) []*catalog.Entry {
+	ci := &s.cols[0]
+	if c == subagents {
+		ci = &s.cols[1]
+	}
+	ci.once.Do(func() {
+		ci.entries = c.list(s.view, true)
+		items := make([]search.Item, len(ci.entries))
+		for i, e := range ci.entries {
+			items[i] = search.Item{Name: e.Name, Description: e.EffectiveDescription(), Restricted: !e.VisibleTo(false)}
+		}
+		ci.index = search.NewIndex(items)
+	})
+	pos := ci.index.Search(q, authenticated, skip, take)
+	out := make([]*catalog.Entry, len(pos))
+	for i, p := range pos {
+		out[i] = ci.entries[p]
+	}
+	return out
+}

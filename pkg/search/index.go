@@ -1,0 +1,99 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Item is what an Index knows of one searchable item.
+type Item struct {
+	Name, Description string
+	// Restricted items are found only by authenticated callers; for anyone
+	// else they do not exist.
+	Restricted bool
+}
+
+// Index answers queries over a fixed list of items at a cost that grows
+// with what matches, not with the length of the list: the lower-cased
+// names in sorted order for the name tiers (an exact name is the shortest
+// name with the query as a prefix), and posting lists from each stemmed
+// word of a name or description to the items holding it. The ranking is
+// the one Query.Match defines, ties broken by name. Build one per catalog
+// revision with NewIndex; it is immutable and safe for concurrent use.
+type Index struct {
+	// Items are numbered in name order (stable), so a smaller id wins a
+	// tie; pos maps an id back to its position in the caller's list.
+	pos   []int32
+	lower []string // lower-cased names, by id
+	// byLower holds the ids in lower-cased name order, for prefix ranges.
+	byLower []int32
+	// restricted has bit id set for a Restricted item.
+	restricted []uint64
+	// visible lists the ids an anonymous caller may see, then those any
+	// caller may see, in id order: the answers to the zero Query.
+	visible  [2][]int32
+	postings map[string]*postings // by stem
+	scratch  sync.Pool            // *scratch sized for this index
+}
+
+// postings are the items holding one stem, ascending by id: all of them,
+// each as id<<1 with the low bit set when a name word holds the stem, and
+// those whose name holds it.
+type postings struct {
+	all   []uint32
+	named []int32
+}
+
+// NewIndex indexes items; Search answers with positions in items.
+func NewIndex(items []Item) *Index {
+	n := len(items)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(items[a].Name, items[b].Name) })
+	x := &Index{
+		pos:        order,
+		lower:      make([]string, n),
+		byLower:    make([]int32, n),
+		restricted: make([]uint64, (n+63)/64),
+		postings:   map[string]*postings{},
+	}
+	for id, pos := range order {
+		it := items[pos]
+		id := int32(id)
+		x.lower[id] = strings.ToLower(it.Name)
+		x.byLower[id] = id
+		if it.Restricted {
+			x.restricted[id/64] |= 1 << (id % 64)
+		} else {
+			x.visible[0] = append(x.visible[0], id)
+		}
+		x.visible[1] = append(x.visible[1], id)
+		// Name words first: an item's one posting per stem then knows,
+		// when its description repeats the word, that a name held it.
+		eachWord(x.lower[id], func(w string) bool { x.add(id, Stem(w), true); return true })
+		eachWord(strings.ToLower(it.Description), func(w string) bool { x.add(id, Stem(w), false); return true })
+	}
+	slices.SortStableFunc(x.byLower, func(a, b int32) int { return strings.Compare(x.lower[a], x.lower[b]) })
+	x.scratch.New = func() any { return &scratch{tier: make([]uint8, n)} }
+	return x
+}
+
+// add records that item id holds stem, in its name or not. Items are added
+// in id order, so a repeat of the stem by the same item is the last posting.
+func (x *Index) add(id int32, stem string, inName bool) {
+	p := x.postings[stem]
+	if p == nil {
+		p = &postings{}
+		x.postings[stem] = p
+	}
+	if n := len(p.all); n == 0 || p.all[n-1]>>1 != uint32(id) {
+		p.all = append(p.all, uint32(id)<<1)
+	}
+	if last := &p.all[len(p.all)-1]; inName && *last&1 == 0 {
+		*last |= 1
+		p.named = append(p.named, id)
+	}
+}
