@@ -56,6 +56,12 @@ type UpdateOptions struct {
 	// Limit is the largest catalog Update writes (MaxBytes when <= 0); a
 	// larger one is refused with a *FullError and not written.
 	Limit int64
+	// Read, when set, is the catalog as the caller just read it (as of
+	// ReadInfo; a zero ReadInfo: none existed). The first attempt applies
+	// fn to it instead of reading the catalog again, and its conditional
+	// write tells whether that was still current. Update owns it afterwards.
+	Read     *Catalog
+	ReadInfo store.Info
 }
 
 // Update applies fn to the current catalog and writes the result with a
@@ -74,13 +80,19 @@ func Update(ctx context.Context, s store.Store, fn func(*Catalog) error) (*Catal
 func UpdateWith(ctx context.Context, s store.Store, fn func(*Catalog) error, o UpdateOptions) (*Catalog, store.Info, error) {
 	var out *Catalog
 	var written store.Info
+	first := o.Read
 	err := retry(ctx, func() error {
-		c, info, err := Load(ctx, s)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			c, info = New(), store.Info{}
-		case err != nil:
-			return err
+		c, info := first, o.ReadInfo
+		first = nil
+		if c == nil {
+			var err error
+			c, info, err = Load(ctx, s)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				c, info = New(), store.Info{}
+			case err != nil:
+				return err
+			}
 		}
 		if err := fn(c); err != nil {
 			if errors.Is(err, ErrNoChange) {

@@ -37,6 +37,10 @@ type prepared struct {
 	// failed are the keys that could not be read; the rest of the round
 	// still publishes, and whoever asked about them is told.
 	failed map[string]error
+	// snap is the catalog the plan was prepared against, as read (info),
+	// for the round's first update attempt.
+	snap *catalog.Catalog
+	info store.Info
 }
 
 // outcome is what a worker found about one key or config entry. Workers
@@ -108,10 +112,10 @@ func (pr *prepared) merge(o outcome) {
 // or the bucket cannot be listed; a key that cannot be read is left out of
 // the plan (prepared.failed), so the other keys still publish.
 func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target, o runOptions) (*prepared, error) {
-	snap, _, err := catalog.Load(ctx, ix.store)
+	snap, info, err := catalog.Load(ctx, ix.store)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		snap = catalog.New()
+		snap, info = catalog.New(), store.Info{}
 	case err != nil:
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
@@ -119,7 +123,12 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	if err != nil {
 		return nil, err
 	}
-	return ix.prepareWith(ctx, snap, dec, keys, orphans, o.full)
+	pr, err := ix.prepareWith(ctx, snap, dec, keys, orphans, o.full)
+	if err != nil {
+		return nil, err
+	}
+	pr.snap, pr.info = snap, info
+	return pr, nil
 }
 
 // prepareWith prepares a plan against snap under the config decision dec.
@@ -158,10 +167,8 @@ func (ix *Indexer) prepareWith(ctx context.Context, snap *catalog.Catalog, dec *
 			return nil, err
 		}
 	}
-	for _, t := range append(dec.touched, orphans...) {
-		if err := ix.addCandidates(ctx, t, w, pr); err != nil {
-			return nil, err
-		}
+	if err := ix.addCandidates(ctx, append(dec.touched, orphans...), w, pr); err != nil {
+		return nil, err
 	}
 	owned := map[string][]*catalog.Entry{} // the snapshot's entries by source
 	for _, e := range allEntries(snap) {
@@ -184,20 +191,20 @@ func (ix *Indexer) prepareWith(ctx context.Context, snap *catalog.Catalog, dec *
 		}
 		// A withdrawn owner's other claimants take over in the same round:
 		// read them too.
+		var takeovers []target
 		for _, a := range pr.plan.absent[absent:] {
 			if a.config != nil {
-				if err := ix.addCandidates(ctx, *a.config, w, pr); err != nil {
-					return nil, err
-				}
+				takeovers = append(takeovers, *a.config)
 				continue
 			}
 			// Withdrawn ones too: a takeover a failed read prevented is
 			// retried with the invocation.
 			for _, e := range owned[a.source] {
-				if err := ix.addCandidates(ctx, targetOf(e), w, pr); err != nil {
-					return nil, err
-				}
+				takeovers = append(takeovers, targetOf(e))
 			}
+		}
+		if err := ix.addCandidates(ctx, takeovers, w, pr); err != nil {
+			return nil, err
 		}
 	}
 	return pr, nil
@@ -276,24 +283,53 @@ func (ix *Indexer) queueEverything(ctx context.Context, snap *catalog.Catalog, c
 	return nil
 }
 
-// addCandidates queues every key that could claim t (found by listing the
-// name's prefix) and t's config entry, and marks t as fully prepared.
-func (ix *Indexer) addCandidates(ctx context.Context, t target, w *work, pr *prepared) error {
-	if pr.plan.candidates[t] {
+// listPerTarget is how many targets addCandidates finds the claimants of
+// by listing each name's prefix; for more, one listing of every source key
+// costs less (a config touching thousands of names).
+const listPerTarget = 16
+
+// addCandidates queues every key that could claim each target (found by
+// listing the names' prefixes, or the whole bucket for many) and the
+// target's config entry, and marks the targets as fully prepared.
+func (ix *Indexer) addCandidates(ctx context.Context, targets []target, w *work, pr *prepared) error {
+	var todo []target
+	for _, t := range targets {
+		if !pr.plan.candidates[t] {
+			pr.plan.candidates[t] = true
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) == 0 {
 		return nil
 	}
-	pr.plan.candidates[t] = true
-	infos, err := ix.store.List(ctx, claimantPrefix(t))
-	if err != nil {
-		return fmt.Errorf("list claimants of %s: %w", t, err)
+	var infos []store.Info
+	if len(todo) > listPerTarget {
+		var err error
+		if infos, err = ix.listSources(ctx); err != nil {
+			return fmt.Errorf("list claimants: %w", err)
+		}
+	} else {
+		for _, t := range todo {
+			got, err := ix.store.List(ctx, claimantPrefix(t))
+			if err != nil {
+				return fmt.Errorf("list claimants of %s: %w", t, err)
+			}
+			infos = append(infos, got...)
+		}
+	}
+	wanted := make(map[target]bool, len(todo))
+	for _, t := range todo {
+		wanted[t] = true
 	}
 	for _, info := range infos {
-		if cls, k := classify(info.Key); cls == classDrop && targetOfKey(k) == t {
+		if cls, k := classify(info.Key); cls == classDrop && wanted[targetOfKey(k)] {
 			w.addKeys(info.Key)
 		}
 	}
-	if defines(pr.plan.cfg, t) {
-		w.addTarget(t)
+	for _, t := range todo {
+		if defines(pr.plan.cfg, t) {
+			w.addTarget(t)
+		}
 	}
 	return nil
 }

@@ -122,6 +122,9 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 		pr.plan.seen = pr.seen
 		rerender := o.rerender
 		var refused []rejection
+		// The first attempt updates the catalog the plan was prepared
+		// against; a write that loses finds out, and the next reads again.
+		read, readInfo := pr.snap, pr.info
 		for {
 			var d *decisions
 			var size int64
@@ -142,7 +145,8 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 					return err // ErrNoChange
 				}
 				return nil
-			}, catalog.UpdateOptions{Limit: ix.maxCatalog})
+			}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: read, ReadInfo: readInfo})
+			read = nil
 			var full *catalog.FullError
 			switch {
 			case errors.Is(err, errReprepare) && attempt < maxPrepares:

@@ -75,6 +75,15 @@ type Config struct {
 	Subagents []Entry   // sub-agent entries, in document order
 	Listings  []Listing // in name order
 	Digest    digest.Digest
+
+	// byName indexes the entries for Touches, which every indexing round
+	// asks of every entry of the catalog.
+	byName map[entryKey]*Entry
+}
+
+type entryKey struct {
+	kind          catalog.Kind
+	listing, name string
 }
 
 // Listing is one listing of the config.
@@ -128,6 +137,12 @@ func (c *Config) Touches(kind catalog.Kind, listing, name string) *Entry {
 	if c == nil {
 		return nil
 	}
+	if kind == catalog.KindSubagent {
+		listing = ""
+	}
+	if c.byName != nil {
+		return c.byName[entryKey{kind, listing, name}]
+	}
 	list := c.Skills
 	switch {
 	case kind == catalog.KindSubagent:
@@ -146,6 +161,24 @@ func (c *Config) Touches(kind catalog.Kind, listing, name string) *Entry {
 		}
 	}
 	return nil
+}
+
+// index builds the lookup Touches uses; Parse calls it once the config is
+// complete (a Config built otherwise is searched entry by entry).
+func (c *Config) index() {
+	c.byName = map[entryKey]*Entry{}
+	for i := range c.Skills {
+		c.byName[entryKey{catalog.KindSkill, "", c.Skills[i].Name}] = &c.Skills[i]
+	}
+	for i := range c.Subagents {
+		c.byName[entryKey{catalog.KindSubagent, "", c.Subagents[i].Name}] = &c.Subagents[i]
+	}
+	for i := range c.Listings {
+		l := &c.Listings[i]
+		for j := range l.Entries {
+			c.byName[entryKey{catalog.KindSkill, l.Name, l.Entries[j].Name}] = &l.Entries[j]
+		}
+	}
 }
 
 // raw types mirror the YAML; decoding with KnownFields rejects unknown keys.
@@ -259,6 +292,7 @@ func Parse(doc []byte) (*Config, error) {
 		}
 		c.Listings = append(c.Listings, l)
 	}
+	c.index()
 	return c, nil
 }
 
