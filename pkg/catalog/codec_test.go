@@ -106,7 +106,7 @@ func compareEntries(t *testing.T, got, want *Entry) {
 		t.Fatalf("entry %s missing", want.ID())
 	}
 	g, w := *got, *want
-	g.history, w.history, g.loaded, w.loaded = nil, nil, false, false
+	g.history, w.history, g.loaded, w.loaded, g.read, w.read = nil, nil, false, false, nil, nil
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("entry %s:\n got %+v\nwant %+v", want.ID(), g, w)
 	}

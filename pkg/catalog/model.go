@@ -12,7 +12,8 @@ package catalog
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -136,6 +137,8 @@ type Entry struct {
 	// history is the entry's stored history, undecoded (codec.go).
 	history []byte
 	loaded  bool
+	// read is the entry as decoded, for Encode (asread.go).
+	read *asRead
 }
 
 // Version is one immutable published version.
@@ -345,10 +348,10 @@ func (c *Catalog) SortedSkills() []*Entry { return sorted(c.Skills) }
 func (c *Catalog) SortedSubagents() []*Entry { return sorted(c.Subagents) }
 
 func sorted(m map[string]*Entry) []*Entry {
-	out := make([]*Entry, 0, len(m))
-	for _, e := range m {
-		out = append(out, e)
+	ids := slices.Sorted(maps.Keys(m)) // keys are IDs
+	out := make([]*Entry, len(ids))
+	for i, id := range ids {
+		out[i] = m[id]
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
 }

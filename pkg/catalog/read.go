@@ -119,7 +119,7 @@ func (h *Head) View(ctx context.Context, s store.Store) (*View, error) {
 	if int64(len(b)) != secs.Entries+secs.Lengths {
 		return nil, fmt.Errorf("read %s: %d bytes of entries, want %d", Key, len(b), secs.Entries+secs.Lengths)
 	}
-	entries, err := decodeEntries(b[:secs.Entries], h.Skills+h.Subagents)
+	entries, err := decodeEntries(b[:secs.Entries], h.Skills+h.Subagents, false)
 	if err != nil {
 		return nil, err
 	}
