@@ -270,6 +270,14 @@ func (m *keptOnce[K, V]) get(key K, compute func() V) V {
 	return slot.v
 }
 
+// forget drops key, so the next get computes it again: for a value that
+// says only that computing it failed this time.
+func (m *keptOnce[K, V]) forget(key K) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.slots, key)
+}
+
 // size is how many keys are kept.
 func (m *keptOnce[K, V]) size() int {
 	m.mu.Lock()

@@ -45,9 +45,11 @@ func (s *snapshot) storedDocument(origin, path string, authenticated bool) *cata
 }
 
 // read returns the bytes of a rendition: read once per revision from the
-// version the indexer wrote, and checked against its digest and size.
+// version the indexer wrote, and checked against its digest and size. A
+// failure to read is tried again by the next request; a mismatch is kept.
 func (s *snapshot) read(ctx context.Context, r catalog.Rendition) ([]byte, error) {
-	got := s.stored.get(r.Key+"@"+r.VersionID, func() storedBody {
+	key := r.Key + "@" + r.VersionID
+	got := s.stored.get(key, func() storedBody {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
 		defer cancel()
 		obj, err := s.store.Get(rctx, r.Key, store.GetOptions{VersionID: r.VersionID})
@@ -64,7 +66,47 @@ func (s *snapshot) read(ctx context.Context, r catalog.Rendition) ([]byte, error
 		}
 		return storedBody{body: b}
 	})
+	s.forgetFailure(key, got.err)
 	return got.body, got.err
+}
+
+// pinned checks, once per revision, that the version a redirect would send
+// the client to is there and is the object the indexer wrote (its ETag),
+// so a redirect never leads to a missing or replaced document.
+func (s *snapshot) pinned(ctx context.Context, r catalog.Rendition) error {
+	key := r.Key + "@" + r.VersionID + "#pin"
+	got := s.stored.get(key, func() storedBody {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reloadTimeout)
+		defer cancel()
+		obj, err := s.store.Get(rctx, r.Key, store.GetOptions{VersionID: r.VersionID, Length: 1})
+		if err != nil {
+			return storedBody{err: fmt.Errorf("check %s: %w", r.Key, err)}
+		}
+		_ = obj.Body.Close()
+		if r.ETag != "" && obj.ETag != r.ETag || obj.Size != r.Size {
+			return storedBody{err: &replacedError{key: r.Key, version: r.VersionID}}
+		}
+		return storedBody{}
+	})
+	s.forgetFailure(key, got.err)
+	return got.err
+}
+
+// forgetFailure lets the next request try key again unless err is final:
+// the object is missing, or is not what was written.
+func (s *snapshot) forgetFailure(key string, err error) {
+	var m *mismatchError
+	var rp *replacedError
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.As(err, &m) && !errors.As(err, &rp) {
+		s.stored.forget(key)
+	}
+}
+
+// replacedError is a pinned version that is not the object the indexer wrote.
+type replacedError struct{ key, version string }
+
+func (e *replacedError) Error() string {
+	return fmt.Sprintf("stored document %s version %s is not the one written", e.key, e.version)
 }
 
 // mismatchError is a stored rendition whose bytes are not the digest's.
@@ -116,9 +158,16 @@ func (s *Server) serveStored(w http.ResponseWriter, r *http.Request, rq *request
 			return
 		}
 	}
-	if s.presigner == nil {
-		// Nowhere to send the client: the document as rendered here, which
-		// cannot fit either, answers what the platform says of it.
+	if s.presigner == nil || rend.VersionID == "" {
+		// Nowhere to send the client, or no version to pin (a bucket
+		// without versioning: the object could change under the client):
+		// the document as rendered here, which cannot fit either, answers
+		// what the platform says of it.
+		s.serveRendered(w, r, rq, rerender, cacheControl)
+		return
+	}
+	if err := snap.pinned(r.Context(), rend); err != nil {
+		s.storedFailure(r, rq, d, rend, err)
 		s.serveRendered(w, r, rq, rerender, cacheControl)
 		return
 	}

@@ -68,7 +68,7 @@ func indexedBucket(t *testing.T, st store.Store, n int) {
 // one that does not is a 302 to a presigned GET of the pinned version; both
 // keep ETags, 304, HEAD, Cache-Control, Vary and visibility.
 func TestStoredDocumentsAnswerOrRedirect(t *testing.T) {
-	st := store.NewMemory()
+	st := store.NewVersionedMemory()
 	indexedBucket(t, st, 300)
 	c, _, err := catalog.Load(context.Background(), st)
 	if err != nil {
@@ -198,5 +198,75 @@ func TestATamperedStoredDocumentIsNeverServed(t *testing.T) {
 	}
 	if lines := auditLines(t, h); len(lines) != 1 || lines[0]["path"] != routes.RFCIndex {
 		t.Errorf("audit %v", lines)
+	}
+}
+
+// TestARedirectNeedsThePinnedVersion: a document too large to answer is
+// redirected to only when its rendition has a version (a store without
+// versioning could change it under the client) and that version is there
+// and is the object written; otherwise the answer is the request path's
+// own (here a 503: the document does not fit either), never a redirect.
+func TestARedirectNeedsThePinnedVersion(t *testing.T) {
+	ctx := context.Background()
+	pin := func(t *testing.T, st store.Store, change func(*catalog.Rendition)) {
+		t.Helper()
+		if _, err := catalog.Update(ctx, st, func(c *catalog.Catalog) error {
+			for i := range c.Documents {
+				change(&c.Documents[i].Identity)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		versioned bool
+		change    func(t *testing.T, st store.Store, key string)
+		redirect  bool
+	}{
+		{name: "pinned version there", versioned: true, redirect: true},
+		{name: "current object deleted, the version stays", versioned: true, redirect: true,
+			change: func(t *testing.T, st store.Store, key string) {
+				if err := st.Delete(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "a store without versions"},
+		{name: "the pinned version is gone", versioned: true,
+			change: func(t *testing.T, st store.Store, _ string) {
+				pin(t, st, func(r *catalog.Rendition) { r.VersionID = "v999999" })
+			}},
+		{name: "the pinned version is another object", versioned: true,
+			change: func(t *testing.T, st store.Store, _ string) {
+				pin(t, st, func(r *catalog.Rendition) { r.ETag = `"0123456789abcdef0123456789abcdef"` })
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := store.NewMemory()
+			if tc.versioned {
+				st = store.NewVersionedMemory()
+			}
+			indexedBucket(t, st, 300)
+			c, _, err := catalog.Load(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+			if tc.change != nil {
+				tc.change(t, st, d.Identity.Key)
+			}
+			p := &fakePresigner{}
+			h := newHarness(t, st, func(c *Config) { c.MaxResponseBytes, c.Presigner = 1<<10, p })
+			for range 2 { // the second answer comes from what the first learned
+				w := h.do(http.MethodGet, routes.RFCIndex)
+				switch {
+				case tc.redirect && (w.Code != http.StatusFound || p.key != d.Identity.Key):
+					t.Fatalf("%d, presigned %q; want a redirect to %s", w.Code, p.key, d.Identity.Key)
+				case !tc.redirect && (w.Code != http.StatusServiceUnavailable || p.key != ""):
+					t.Fatalf("%d, presigned %q; want 503 and no redirect", w.Code, p.key)
+				}
+			}
+		})
 	}
 }

@@ -17,6 +17,11 @@ import (
 type Memory struct {
 	mu      sync.RWMutex
 	objects map[string]memObject
+	// versions, when not nil, keeps every version written of each key, as
+	// a versioned S3 bucket does (NewVersionedMemory); a Delete removes
+	// only the current object.
+	versions map[string][]memObject
+	written  int
 }
 
 type memObject struct {
@@ -29,9 +34,19 @@ var _ Store = (*Memory)(nil)
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory { return &Memory{objects: map[string]memObject{}} }
 
+// NewVersionedMemory returns an empty Memory store that versions its
+// objects: each Put reports a version id that Get can read afterwards,
+// whatever was written or deleted at the key since.
+func NewVersionedMemory() *Memory {
+	return &Memory{objects: map[string]memObject{}, versions: map[string][]memObject{}}
+}
+
 // Get implements Store.
 func (m *Memory) Get(ctx context.Context, key string, opts GetOptions) (*Object, error) {
 	info, data, err := m.lookup(ctx, "get", key)
+	if opts.VersionID != "" {
+		info, data, err = m.lookupVersion(ctx, key, opts.VersionID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +80,21 @@ func (m *Memory) lookup(ctx context.Context, op, key string) (Info, []byte, erro
 	return o.info, o.data, nil
 }
 
+// lookupVersion finds one version of key, current or not.
+func (m *Memory) lookupVersion(ctx context.Context, key, version string) (Info, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return Info{}, nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, o := range m.versions[key] {
+		if o.info.VersionID == version {
+			return o.info, o.data, nil
+		}
+	}
+	return Info{}, nil, fmt.Errorf("get %s version %s: %w: no such version", key, version, ErrNotFound)
+}
+
 // Put implements Store.
 func (m *Memory) Put(ctx context.Context, key string, body []byte, opts PutOptions) (Info, error) {
 	if err := ctx.Err(); err != nil {
@@ -88,6 +118,11 @@ func (m *Memory) Put(ctx context.Context, key string, body []byte, opts PutOptio
 		return Info{}, fmt.Errorf("put %s if-match %s: %w", key, opts.IfMatch, ErrPreconditionFailed)
 	case opts.IfNoneMatch != "" && exists:
 		return Info{}, fmt.Errorf("put %s if-none-match *: %w", key, ErrPreconditionFailed)
+	}
+	if m.versions != nil {
+		m.written++
+		info.VersionID = fmt.Sprintf("v%d", m.written)
+		m.versions[key] = append(m.versions[key], memObject{data: data, info: info})
 	}
 	m.objects[key] = memObject{data: data, info: info}
 	return info, nil

@@ -10,3 +10,7 @@ import (
 func TestMemoryContract(t *testing.T) {
 	storetest.Run(t, func(*testing.T) store.Store { return store.NewMemory() })
 }
+
+func TestVersionedMemoryContract(t *testing.T) {
+	storetest.Run(t, func(*testing.T) store.Store { return store.NewVersionedMemory() })
+}

@@ -295,6 +295,22 @@ func testGetVersion(t *testing.T, s store.Store) {
 	if string(b) != "one" || obj.VersionID != v1.VersionID {
 		t.Errorf("Get version %s = %q (version %q), want the first bytes", v1.VersionID, b, obj.VersionID)
 	}
+	// A delete hides the key, not its versions.
+	if err := s.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Head(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Head after Delete = %v, want ErrNotFound", err)
+	}
+	obj, err = s.Get(ctx, key, store.GetOptions{VersionID: v1.VersionID, Length: 2})
+	if err != nil {
+		t.Fatalf("Get version %s after Delete: %v", v1.VersionID, err)
+	}
+	b, _ = io.ReadAll(obj.Body)
+	closeObj(obj)
+	if string(b) != "on" || obj.Size != 3 {
+		t.Errorf("Get 2 bytes of version %s after Delete = %q (size %d)", v1.VersionID, b, obj.Size)
+	}
 }
 
 func sameTag(a, b string) bool { return unquote(a) == unquote(b) }
