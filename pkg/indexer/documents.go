@@ -122,13 +122,13 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 		if len(fd.Body) < MinStoredDocument {
 			return nil
 		}
-		id, err := ix.storeRendition(ctx, pinned, fd.Body, fd.Digest)
+		id, err := ix.storeRendition(ctx, pinned, fd.Body, fd.Digest, "")
 		if err != nil {
 			return err
 		}
 		d := catalog.Document{Origin: origin, Path: path, Authenticated: auth, Identity: id}
 		gz := fd.Gzipped()
-		g, err := ix.storeRendition(ctx, pinned, gz, digest.Of(gz))
+		g, err := ix.storeRendition(ctx, pinned, gz, digest.Of(gz), "gzip")
 		if err != nil {
 			return err
 		}
@@ -164,12 +164,13 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 	return docs, nil
 }
 
-// storeRendition stores bytes at their content address and returns where
+// storeRendition stores bytes (with the Content-Encoding a client fetching
+// them from the bucket is told) at their content address and returns where
 // they are: the version the catalog already pins, when it pins these very
 // bytes, else the version this write makes. An object found at the key is
 // never trusted (anyone able to write the bucket may have changed it):
 // the write makes a version whose bytes are known, and that one is pinned.
-func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document, b []byte, d digest.Digest) (catalog.Rendition, error) {
+func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document, b []byte, d digest.Digest, encoding string) (catalog.Rendition, error) {
 	key := RenderedPrefix + d.Hex()
 	for _, doc := range pinned {
 		for _, r := range []*catalog.Rendition{&doc.Identity, doc.Gzip} {
@@ -178,7 +179,7 @@ func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document
 			}
 		}
 	}
-	info, err := ix.store.Put(ctx, key, b, store.PutOptions{ContentType: "application/json"})
+	info, err := ix.store.Put(ctx, key, b, store.PutOptions{ContentType: "application/json", ContentEncoding: encoding})
 	if err != nil {
 		return catalog.Rendition{}, fmt.Errorf("write %s: %w", key, err)
 	}

@@ -176,6 +176,9 @@ func (s *S3) Put(ctx context.Context, key string, body []byte, opts PutOptions) 
 	if opts.ContentType != "" {
 		in.ContentType = &opts.ContentType
 	}
+	if opts.ContentEncoding != "" {
+		in.ContentEncoding = &opts.ContentEncoding
+	}
 	if opts.IfMatch != "" {
 		in.IfMatch = &opts.IfMatch
 	}

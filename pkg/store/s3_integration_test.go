@@ -4,6 +4,7 @@ package store_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"net/http"
@@ -67,6 +68,48 @@ func TestS3PresignGetPinsTheVersion(t *testing.T) {
 	}
 	if !strings.Contains(u, "versionId=") || !strings.Contains(u, "X-Amz-Expires=60") {
 		t.Errorf("presigned URL %s does not pin the version or the expiry", u)
+	}
+}
+
+// TestS3ContentEncodingIsTheClients: an object put with a Content-Encoding
+// is answered with it to a client of a presigned GET (which then decodes
+// it itself), while Get returns the bytes as stored, so what the indexer
+// hashed is what the request path re-hashes.
+func TestS3ContentEncodingIsTheClients(t *testing.T) {
+	cfg := awstest.Config(t)
+	s := store.NewS3(cfg, awstest.VersionedBucket(t, cfg))
+	ctx := t.Context()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(`{"skills":[]}`))
+	_ = zw.Close()
+	info, err := s.Put(ctx, "rendered/doc.json.gz", gz.Bytes(), store.PutOptions{ContentType: "application/json", ContentEncoding: "gzip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := s.Get(ctx, "rendered/doc.json.gz", store.GetOptions{VersionID: info.VersionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(obj.Body)
+	_ = obj.Body.Close()
+	if !bytes.Equal(b, gz.Bytes()) {
+		t.Errorf("Get returned %d bytes, not the %d gzip bytes stored", len(b), gz.Len())
+	}
+	u, err := s.PresignGet(ctx, "rendered/doc.json.gz", info.VersionID, time.Minute, store.ResponseHeaders{ContentType: "application/json", ContentEncoding: "gzip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	resp, err := client.Get(u) //nolint:noctx // a test of the URL itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" || !bytes.Equal(b, gz.Bytes()) {
+		t.Errorf("GET presigned = %d, Content-Encoding %q, %d bytes; want the gzip bytes, labelled gzip",
+			resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b))
 	}
 }
 

@@ -89,7 +89,10 @@ type PutOptions struct {
 	IfMatch string
 	// IfNoneMatch "*" writes only if the key does not exist (ErrPreconditionFailed otherwise).
 	IfNoneMatch string
-	ContentType string
+	// ContentType and ContentEncoding are what a client fetching the
+	// object from the store itself (a presigned GET) is told it holds;
+	// stores that serve no such clients ignore them.
+	ContentType, ContentEncoding string
 }
 
 // Store is the object store interface the rest of skilldrop depends on.
