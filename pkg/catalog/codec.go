@@ -248,11 +248,8 @@ func Decode(b []byte) (*Catalog, error) {
 	if !ok || !bytes.HasPrefix(line, []byte(`{"schema":`)) {
 		return decodeLegacy(b)
 	}
-	var h head
-	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, fmt.Errorf("decode %s head: %w", Key, err)
-	}
-	if err := checkSchema(h.Schema); err != nil {
+	h, err := decodeHead(line)
+	if err != nil {
 		return nil, err
 	}
 	if h.Schema < SchemaVersion {
@@ -314,6 +311,18 @@ func Decode(b []byte) (*Catalog, error) {
 // does (TestFastDecoderAgrees) at a fraction of its cost; Encode stays on
 // encoding/json.
 func decodeJSON(b []byte, v any) error { return segjson.Unmarshal(b, v) }
+
+// decodeHead decodes a head line of a schema this build reads.
+func decodeHead(line []byte) (*head, error) {
+	var h head
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("decode %s head: %w", Key, err)
+	}
+	if err := checkSchema(h.Schema); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
 
 func checkSchema(schema int) error {
 	if schema > SchemaVersion {

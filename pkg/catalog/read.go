@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,11 +59,8 @@ func ReadHead(ctx context.Context, s store.Store, ifNoneMatch string) (*Head, er
 	if !found {
 		return nil, fmt.Errorf("read %s: no head line within %d bytes", Key, len(b))
 	}
-	var h head
-	if err := json.Unmarshal(line, &h); err != nil {
-		return nil, fmt.Errorf("decode %s head: %w", Key, err)
-	}
-	if err := checkSchema(h.Schema); err != nil {
+	h, err := decodeHead(line)
+	if err != nil {
 		return nil, err
 	}
 	if h.Schema < SchemaVersion {
@@ -77,7 +73,7 @@ func ReadHead(ctx context.Context, s store.Store, ifNoneMatch string) (*Head, er
 	return &Head{
 		Revision: h.Revision, UpdatedAt: h.UpdatedAt, Listings: nonNil(h.Listings), Documents: h.Documents,
 		Skills: h.Skills, Subagents: h.Subagents, ETag: info.ETag, Size: info.Size,
-		head: h, headLen: headLen,
+		head: *h, headLen: headLen,
 	}, nil
 }
 

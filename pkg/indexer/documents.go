@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
@@ -136,7 +137,7 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 		docs = append(docs, d)
 		return nil
 	}
-	listings := slices.Sorted(mapKeysOf(c.Listings))
+	listings := slices.Sorted(maps.Keys(c.Listings))
 	for _, auth := range []bool{false, true} {
 		for _, base := range origins {
 			origin := discovery.Origin(base)
@@ -184,16 +185,6 @@ func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document
 		return catalog.Rendition{}, fmt.Errorf("write %s: %w", key, err)
 	}
 	return catalog.Rendition{Key: key, VersionID: info.VersionID, ETag: info.ETag, Digest: d, Size: int64(len(b))}, nil
-}
-
-func mapKeysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // collectAge is how old an unpinned rendered object must be before a

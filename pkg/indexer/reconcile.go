@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -162,7 +163,13 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 			out = append(out, info)
 		}
 	}
-	keys := byWriteTime(out)
+	return append(byWriteTime(out), unlisted(snap, listed, false)...)
+}
+
+// unlisted are the keys snap knows of that listed lacks, sorted: recorded
+// sources, the sources of entries (withdrawn ones too with withdrawn), and
+// contenders.
+func unlisted(snap *catalog.Catalog, listed map[string]bool, withdrawn bool) []string {
 	gone := map[string]bool{}
 	for key := range snap.Sources {
 		if !listed[key] {
@@ -171,7 +178,7 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 	}
 	for _, m := range []map[string]*catalog.Entry{snap.Skills, snap.Subagents} {
 		for _, e := range m {
-			if e.Source != catalog.ConfigSource && !e.Withdrawn && !listed[e.Source] {
+			if e.Source != catalog.ConfigSource && (withdrawn || !e.Withdrawn) && !listed[e.Source] {
 				gone[e.Source] = true
 			}
 			for _, k := range e.Contenders {
@@ -181,7 +188,7 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 			}
 		}
 	}
-	return append(keys, slices.Sorted(mapsKeys(gone))...)
+	return slices.Sorted(maps.Keys(gone))
 }
 
 // readable reports whether a round reads key (a hidden key, one outside
@@ -199,25 +206,7 @@ func everyKey(snap *catalog.Catalog, infos []store.Info) []string {
 	for _, k := range keys {
 		listed[k] = true
 	}
-	gone := map[string]bool{}
-	for key := range snap.Sources {
-		if !listed[key] {
-			gone[key] = true
-		}
-	}
-	for _, m := range []map[string]*catalog.Entry{snap.Skills, snap.Subagents} {
-		for _, e := range m {
-			if e.Source != catalog.ConfigSource && !listed[e.Source] {
-				gone[e.Source] = true
-			}
-			for _, k := range e.Contenders {
-				if !listed[k] {
-					gone[k] = true
-				}
-			}
-		}
-	}
-	return append(keys, slices.Sorted(mapsKeys(gone))...)
+	return append(keys, unlisted(snap, listed, true)...)
 }
 
 // byWriteTime returns the keys of infos oldest write first (ties by key),
@@ -232,16 +221,6 @@ func byWriteTime(infos []store.Info) []string {
 		keys[i] = info.Key
 	}
 	return keys
-}
-
-func mapsKeys(m map[string]bool) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // noteJobs counts, for the queued jobs the batch's messages belong to, the
