@@ -212,7 +212,7 @@ func (e *Entry) encode() ([]byte, error) {
 	if e.unchanged() {
 		return e.read.line, nil
 	}
-	line, err := json.Marshal(e)
+	line, err := marshalEntry(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode entry %s: %w", e.ID(), err)
 	}
@@ -234,7 +234,7 @@ func (e *Entry) storedHistory() ([]byte, error) {
 	if len(older) == 0 {
 		return []byte("[]"), nil
 	}
-	b, err := json.Marshal(older)
+	b, err := marshalVersions(older)
 	if err != nil {
 		return nil, fmt.Errorf("encode history of %s: %w", e.ID(), err)
 	}
@@ -310,7 +310,7 @@ func Decode(b []byte) (*Catalog, error) {
 // segmentio's encoding/json, which accepts and produces what encoding/json
 // does (TestFastDecoderAgrees) at a fraction of its cost; Encode stays on
 // encoding/json.
-func decodeJSON(b []byte, v any) error { return segjson.Unmarshal(b, v) }
+var decodeJSON = segjson.Unmarshal
 
 // decodeHead decodes a head line of a schema this build reads.
 func decodeHead(line []byte) (*head, error) {
@@ -364,7 +364,7 @@ func decodeEntries(b []byte, want int, remember bool) ([]*Entry, error) {
 			return nil, fmt.Errorf("decode %s: the entries section does not end with a newline", Key)
 		}
 		e := &Entry{}
-		if err := decodeJSON(line, e); err != nil {
+		if err := unmarshalEntry(line, e); err != nil {
 			return nil, fmt.Errorf("decode %s entry %d: %w", Key, len(out)+1, err)
 		}
 		if remember {
@@ -442,7 +442,8 @@ func (e *Entry) LoadHistory() error {
 func decodeHistory(line []byte, latest *Version) ([]Version, error) {
 	var older []Version
 	if len(line) > 0 {
-		if err := decodeJSON(line, &older); err != nil {
+		var err error
+		if older, err = unmarshalVersions(line); err != nil {
 			return nil, err
 		}
 	}
