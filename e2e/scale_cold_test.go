@@ -227,8 +227,8 @@ func coldStartOnce(t *testing.T, tg *coldTarget, detail bool) coldRun {
 		}
 	}
 	run.hwm = bootstrapHWM(t, f)
-	if run.failure != "" || run.status != http.StatusOK && run.status != http.StatusFound {
-		t.Logf("%s %s: the index GET gave %d %s; the function's output:\n%s", tg.build.version, tg.spec, run.status, run.failure, tail(f.out.String(), 3000))
+	if detail && (run.failure != "" || run.status != http.StatusOK && run.status != http.StatusFound) {
+		t.Logf("%s %s: the index GET gave %d %s; the function's output:\n%s", tg.build.version, tg.spec, run.status, run.failure, tail(f.out.String(), 1500))
 	}
 	return run
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -300,14 +299,18 @@ func prepareBuckets(t testing.TB, specs []bucketSpec) {
 		return strings.Compare(a.bd.version, b.bd.version)
 	})
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, s.jobs)
-	for _, j := range jobs {
+	next := make(chan job)
+	for range s.jobs {
 		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			j.ib.run, j.ib.err = runCLI(j.bd, reindexArgs(j.bd, j.ib.dir)...)
+			for j := range next {
+				j.ib.run, j.ib.err = runCLI(j.bd, reindexArgs(j.bd, j.ib.dir)...)
+			}
 		})
 	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
 	wg.Wait()
 	for _, j := range jobs {
 		spec, ib := j.b.spec, j.ib
@@ -315,8 +318,8 @@ func prepareBuckets(t testing.TB, specs []bucketSpec) {
 			t.Logf("bucket %s: the %s re-index failed after %v: %v", spec, j.bd.version, ib.run.wall.Round(time.Millisecond), ib.err)
 			continue
 		}
-		t.Logf("bucket %s: the %s re-index took %v (CPU %v, max RSS %.0f MiB); catalog.json %d bytes",
-			spec, j.bd.version, ib.run.wall.Round(time.Millisecond), ib.run.cpu.Round(time.Millisecond), mib(ib.run.maxRSS), ib.catalogBytes())
+		t.Logf("bucket %s: the %s re-index took %v (CPU %v); catalog.json %d bytes",
+			spec, j.bd.version, ib.run.wall.Round(time.Millisecond), ib.run.cpu.Round(time.Millisecond), ib.catalogBytes())
 	}
 }
 
@@ -333,12 +336,12 @@ func reindexArgs(b scaleBuild, dir string) []string {
 }
 
 // cliRun is what one run of a CLI command cost, from the kernel's
-// accounting of the child process.
+// accounting of the child process. (Not its peak RSS: a child's ru_maxrss
+// counts the test process's own, which it was forked from.)
 type cliRun struct {
-	wall   time.Duration
-	cpu    time.Duration // user + system
-	maxRSS int64         // bytes
-	out    string        // stdout and stderr
+	wall time.Duration
+	cpu  time.Duration // user + system
+	out  string        // stdout and stderr
 }
 
 // runCLI runs the build's CLI with args and returns its costs; a non-zero
@@ -352,9 +355,6 @@ func runCLI(b scaleBuild, args ...string) (cliRun, error) {
 	r := cliRun{wall: time.Since(started), out: out.String()}
 	if ps := cmd.ProcessState; ps != nil {
 		r.cpu = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
-		}
 	}
 	if err != nil {
 		return r, fmt.Errorf("%s %s: %w: %s", b.version, strings.Join(args[:1], " "), err, tail(r.out, 1500))
@@ -446,7 +446,6 @@ func testScaleBuckets(t *testing.T) {
 			}
 			scale.figures.set(fmt.Sprintf("reindex --dir, wall (%d at once)", s.jobs), spec, bd.version, seconds(ib.run.wall))
 			scale.figures.set("reindex --dir, CPU", spec, bd.version, seconds(ib.run.cpu))
-			scale.figures.set("reindex --dir, max RSS", spec, bd.version, megabytes(ib.run.maxRSS))
 			scale.figures.set("catalog.json", spec, bd.version, megabytes(ib.catalogBytes()))
 		}
 	}
