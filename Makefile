@@ -7,6 +7,7 @@
 #                official MCP conformance suite)
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
+#   make bench-scale  issue 11's table at 1,000 / 10,000 / 50,000 skills, this tree against SCALE_BASE, in one run
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -135,6 +136,40 @@ $(RIE):
 	mkdir -p $(BIN)
 	GOBIN=$(BIN) $(GO) install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@$(RIE_VERSION)
 	mv $(BIN)/aws-lambda-rie $@
+
+# --- Scale: this tree against the merge-base, through the binaries -------------------------------------------
+
+# bench-scale builds the CLI and the api bootstrap (host GOARCH) of this tree ("head") and of SCALE_BASE ("base",
+# the merge-base issue 11's figures were taken on, checked out in a temporary worktree that is removed again),
+# then runs e2e's scale tier (build tags e2e and scale): each build indexes its own copy of generated buckets of
+# SCALE_SIZES skills (and SCALE_LONG ones with 1,000-character descriptions), SCALE_JOBS re-indexes at once, and
+# the two are measured side by side: re-index, sizes, cold start and peak RSS under aws-lambda-rie, serve's
+# start, idle CPU and copy-in, and go test benchmarks (BenchmarkScale/<op>/<base|head>/<skills>, SCALE_ROUNDS
+# interleaved rounds) of a publish, a search and warm GETs. The log and a table of the figures go to
+# build/scale/results.txt, the benchmark lines (round suffixes dropped, for benchstat) to build/scale/bench.txt.
+SCALE_BASE   ?= d01f826
+SCALE_SIZES  ?= 1000,10000,50000
+SCALE_LONG   ?= 50000
+SCALE_ROUNDS ?= 3
+SCALE_JOBS   ?= 3
+SCALE_BENCHTIME ?= 1s
+SCALE_BUILD  := $(CURDIR)/build/scale
+
+.PHONY: bench-scale
+bench-scale: $(RIE) ## issue 11's figures: this tree against SCALE_BASE at SCALE_SIZES skills (build/scale/results.txt)
+	rm -rf $(SCALE_BUILD) && mkdir -p $(SCALE_BUILD)
+	$(GO) build -trimpath -o $(SCALE_BUILD)/head/skilldrop ./cmd/skilldrop
+	$(call lambda-bootstrap,api,$(SCALE_BUILD)/head/api,$(HOST_GOARCH))
+	tmp=$$(mktemp -d) && src=$$tmp/src && \
+		trap 'git -C $(CURDIR) worktree remove --force '"$$src"'; rm -rf '"$$tmp" EXIT && \
+		git worktree add --quiet --detach "$$src" $(SCALE_BASE) && cd "$$src" && \
+		$(GO) build -trimpath -o $(SCALE_BUILD)/base/skilldrop ./cmd/skilldrop && \
+		$(call lambda-bootstrap,api,$(SCALE_BUILD)/base/api,$(HOST_GOARCH))
+	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_SCALE_BUILD=$(SCALE_BUILD) SKILLDROP_SCALE_SIZES=$(SCALE_SIZES) \
+		SKILLDROP_SCALE_LONG=$(SCALE_LONG) SKILLDROP_SCALE_ROUNDS=$(SCALE_ROUNDS) SKILLDROP_SCALE_JOBS=$(SCALE_JOBS) \
+		scripts/emulator.sh run $(GO) test -count=1 -v -timeout 120m -tags e2e,scale -run '^TestScale$$' -bench '^BenchmarkScale$$' \
+		-benchtime $(SCALE_BENCHTIME) ./e2e/ | tee $(SCALE_BUILD)/results.txt
+	sed -nE 's/^(BenchmarkScale[^[:space:]]*)#[0-9]+/\1/; /^BenchmarkScale\/.*ns\/op/p' $(SCALE_BUILD)/results.txt >$(SCALE_BUILD)/bench.txt
 
 # --- Real clients: Node 22, the skills CLI and the MCP conformance suite, from npm -----------------------------
 
