@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/catalogtest"
@@ -51,29 +52,46 @@ func scaleBucket(b *testing.B, n int) *store.Dir {
 }
 
 // BenchmarkPublishAtScale is one upload reconciled into an indexed bucket
-// of n skills: what each publish costs as the catalog grows.
+// of n skills: what each publish costs as the catalog grows. "catalog" is
+// the catalog write alone (no origins: skilldrop publish --dir, reindex
+// without --origin); "documents" also renders the large feed documents for
+// one origin into the bucket, as the deployed indexer does.
 func BenchmarkPublishAtScale(b *testing.B) {
-	for _, n := range []int{1000, 10000, 50000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			st := scaleBucket(b, n)
-			ix, err := New(Config{Store: st})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			b.ResetTimer()
-			for i := range b.N {
-				key := fmt.Sprintf("skills/bench-new-%06d.md", i)
-				b.StopTimer()
-				if _, err := st.Put(ctx, key, skillDoc(fmt.Sprintf("bench-new-%06d", i), "1", "A new skill."), store.PutOptions{}); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				res, err := ix.Reconcile(ctx, key)
-				if err != nil || len(res.Published) != 1 {
-					b.Fatalf("reconcile: %v %+v", err, res)
-				}
-			}
-		})
+	for _, mode := range []string{"catalog", "documents"} {
+		for _, n := range []int{1000, 10000, 50000} {
+			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) { benchmarkPublish(b, n, mode == "documents") })
+		}
+	}
+}
+
+func benchmarkPublish(b *testing.B, n int, documents bool) {
+	st := scaleBucket(b, n)
+	cfg := Config{Store: st}
+	if documents {
+		origin, _ := url.Parse("https://skills.example.com")
+		cfg.Origins = []*url.URL{origin}
+	}
+	ix, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if documents { // the documents as the catalog already pins them
+		if _, err := ix.Reconcile(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		key := fmt.Sprintf("skills/bench-new-%06d.md", i)
+		b.StopTimer()
+		if _, err := st.Put(ctx, key, skillDoc(fmt.Sprintf("bench-new-%06d", i), "1", "A new skill."), store.PutOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := ix.Reconcile(ctx, key)
+		if err != nil || len(res.Published) != 1 {
+			b.Fatalf("reconcile: %v %+v", err, res)
+		}
 	}
 }
