@@ -3,14 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		_ = os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
+}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
@@ -65,17 +75,44 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
-// TestBinaryExitStatus runs the built command, as `go run ./cmd/skilldrop`
-// would, to pin the exit statuses the process itself returns.
-func TestBinaryExitStatus(t *testing.T) {
+// testBinaryVersion is the version builtCLI links into the binary.
+const testBinaryVersion = "v9.8.7-test"
+
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+	out  []byte
+}
+
+// builtCLI builds the command once per test binary, as `make cli` would
+// (with testBinaryVersion), for the tests that must see what a user's
+// terminal sees, the SDK's own output on stderr included.
+func builtCLI(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "skilldrop")
-	const version = "v9.8.7-test"
-	if out, err := exec.Command("go", "build", "-ldflags", "-X github.com/skilldrop/skilldrop/pkg/buildinfo.version="+version, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "skilldrop-cli-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "skilldrop")
+		built.out, built.err = exec.Command("go", "build", "-ldflags", "-X github.com/skilldrop/skilldrop/pkg/buildinfo.version="+testBinaryVersion, "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
+	return built.bin
+}
+
+// TestBinaryExitStatus runs the built command, as `go run ./cmd/skilldrop`
+// would, to pin the exit statuses the process itself returns.
+func TestBinaryExitStatus(t *testing.T) {
+	bin := builtCLI(t)
+	const version = testBinaryVersion
 	// The version set at link time is what the binary says it is.
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		out, err := exec.Command(bin, args...).Output()

@@ -120,13 +120,14 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		r := rejected(path, err)
 		return report(publication{Result: "rejected", Path: path, Code: r.Code, Message: r.Message}, exitFailure)
 	}
+	lvl, _ := obs.ParseLevel(lv)
+	logger := obs.NewLogger(stderr, lvl)
+	tg.log = logger
 	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
 	if !ok {
 		return code
 	}
 	defer closeStore()
-	lvl, _ := obs.ParseLevel(lv)
-	logger := obs.NewLogger(stderr, lvl)
 	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger)})
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)

@@ -84,12 +84,13 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		origins = append(origins, u)
 	}
+	logger := obs.NewLogger(stderr, lvl)
+	tg.log = logger
 	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
 	if !ok {
 		return code
 	}
 	defer closeStore()
-	logger := obs.NewLogger(stderr, lvl)
 	if *verify {
 		return runVerify(ctx, &tg, st, logger, *asJSON, stdout, stderr)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -28,6 +29,10 @@ type target struct {
 	bucket, dir     string
 	region, profile string
 	aws             aws.Config // loaded by open for a bucket
+	// log receives the SDK's own log lines (at DEBUG): without it they
+	// would reach the terminal raw, such as the IMDS fallback warning the
+	// credential chain prints off EC2. nil discards them.
+	log *slog.Logger
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
@@ -86,7 +91,7 @@ func (t *target) open(ctx context.Context) (st store.Store, close func(), err er
 	if t.region != "" && !regionName.MatchString(t.region) {
 		return nil, nil, &setupError{fmt.Sprintf("--region %s is not an AWS region name (like eu-west-1)", printable(t.region))}
 	}
-	opts := []func(*config.LoadOptions) error{config.WithAppID(buildinfo.AppID())}
+	opts := []func(*config.LoadOptions) error{config.WithAppID(buildinfo.AppID()), config.WithLogger(sdkLogger{t.log})}
 	if t.region != "" {
 		opts = append(opts, config.WithRegion(t.region))
 	}
@@ -120,6 +125,15 @@ func (t *target) open(ctx context.Context) (st store.Store, close func(), err er
 	}
 	t.aws = cfg
 	return store.NewS3(cfg, t.bucket), func() {}, nil
+}
+
+// sdkLogger hands the SDK's log lines to a command's logger at DEBUG.
+type sdkLogger struct{ log *slog.Logger }
+
+func (l sdkLogger) Logf(class logging.Classification, format string, v ...any) {
+	if l.log != nil {
+		l.log.Debug("aws sdk", "class", string(class), "msg_sdk", fmt.Sprintf(format, v...))
+	}
 }
 
 // check refuses flags that cannot name a target, before anything is read.

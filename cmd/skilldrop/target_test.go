@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,5 +121,36 @@ func TestBucketRegionProfileAndUserAgent(t *testing.T) {
 	}
 	if auth := s3.first(t).Get("Authorization"); !strings.Contains(auth, "Credential=AKIDPROFILE/") || !strings.Contains(auth, "/ap-south-1/s3/") {
 		t.Errorf("Authorization %q: want the profile's key and region", auth)
+	}
+}
+
+// TestNoCredentialsThroughTheBinary runs the built command in a shell with
+// no AWS configuration at all, where the SDK's chain ends at the instance
+// metadata service (here a local one refusing tokens, as off EC2): the
+// operator reads what is missing and how to give it, and no SDK log line.
+func TestNoCredentialsThroughTheBinary(t *testing.T) {
+	bin := builtCLI(t)
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer imds.Close()
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"),
+		"AWS_CONFIG_FILE=" + filepath.Join(home, "no-config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "no-credentials"),
+		"AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.URL}
+	for _, args := range [][]string{
+		{"status", "--bucket", "b", "--region", "eu-west-1"},
+		{"publish", "--bucket", "b", "--region", "eu-west-1", writeFile(t, t.TempDir(), "x.md", skillDoc("x"))},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitFailure || stdout.String() != "" ||
+			!strings.HasPrefix(stderr.String(), "skilldrop "+args[0]+": no AWS credentials for s3://b: give --profile NAME") ||
+			strings.Contains(stderr.String(), "SDK") || strings.Contains(stderr.String(), "IMDS") {
+			t.Errorf("skilldrop %s: exit %d, stdout %q, stderr %q", args[0], code, stdout.String(), stderr.String())
+		}
 	}
 }
