@@ -82,7 +82,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if applySettings(c, p.cfg) {
 		d.changed = true
 	}
-	if recordSources(c, p) {
+	if holds, etags := recordSources(c, p); holds || (etags && p.establish) {
 		d.changed = true
 	}
 	for t := range withdrawn {
@@ -272,15 +272,17 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) bool {
 // recordSources records what the round read as the catalog's sources:
 // each key present with its ETag (held when its publication waits), an
 // absent one dropped. It reports whether a hold began or ended, the one
-// change of sources worth a catalog write of its own: a new ETag alone
-// (identical bytes uploaded again, a rejected upload) rides along with the
-// next write, and until then a reconcile reads that key again.
-func recordSources(c *catalog.Catalog, p *plan) bool {
+// change of sources worth a catalog write of its own in an incremental
+// round, and whether any key's state changed: a new ETag alone (identical
+// bytes uploaded again, a rejected upload) rides along with the next write,
+// and until then a reconcile reads that key again; a full re-index writes
+// it (apply), so the pass after it (serve's watcher, the schedule) reads
+// nothing it has judged already.
+func recordSources(c *catalog.Catalog, p *plan) (holds, etags bool) {
 	held := map[string]bool{}
 	for _, k := range p.held {
 		held[k] = true
 	}
-	changed := false
 	for key, obs := range p.seen {
 		if key == skillsconfig.Key {
 			continue // the config's state is the catalog's Config and Bucket
@@ -289,14 +291,15 @@ func recordSources(c *catalog.Catalog, p *plan) bool {
 		switch {
 		case !obs.present && had:
 			delete(c.Sources, key)
-			changed = changed || old.Held
+			holds, etags = holds || old.Held, true
 		case obs.present:
 			now := catalog.Source{ETag: obs.etag, Held: held[key]}
 			c.Sources[key] = now
-			changed = changed || now.Held != old.Held
+			holds = holds || now.Held != old.Held
+			etags = etags || !had || now.ETag != old.ETag
 		}
 	}
-	return changed
+	return holds, etags
 }
 
 // allEntries returns every skill and sub-agent, in a stable order.

@@ -146,9 +146,10 @@ type plan struct {
 	// prepared, so a withdrawal of one of them is taken over in this round.
 	candidates map[target]bool
 	now        time.Time
-	// establish writes a catalog that does not exist yet even when nothing
-	// is published: a full re-index has seen the whole bucket, and readers
-	// must not take "empty" from a missing catalog.
+	// establish is set for a full re-index, which has seen the whole
+	// bucket: it writes a catalog that does not exist yet even when nothing
+	// is published (readers must not take "empty" from a missing catalog),
+	// and the sources it read even when nothing else changed.
 	establish bool
 }
 
