@@ -66,6 +66,9 @@ type validation struct {
 	// Publish is what `skilldrop publish` uploads instead, for a folder the
 	// bucket serves otherwise (a skill folder inside a bucket layout).
 	Publish *publishForm `json:"publish,omitempty"`
+	// served is the key the bucket serves the folder from, for the note on
+	// Publish (Key is left out of a rejection).
+	served string
 }
 
 // publishForm is what publish would upload, or why it would refuse.
@@ -229,6 +232,7 @@ func validateServedFolder(dir, skillPath string, bk artifact.Key, lim archive.Li
 		return rejected(dir, err)
 	}
 	v := validateAs(dir, bk.Key, data, lim)
+	v.served = bk.Key
 	if beside := besideFiles(dir); len(beside) > 0 {
 		v.Warnings = append(v.Warnings, artifact.BesideWarning(artifact.Key{Kind: artifact.KindBeside, Name: bk.Name, Listing: bk.Listing})+": "+
 			strings.Join(quoteAll(beside), ", "))
@@ -254,10 +258,13 @@ func publishNote(v validation) string {
 	case p == nil:
 		return ""
 	case p.Code != "":
-		return fmt.Sprintf("the bucket serves %s alone; `skilldrop publish` would refuse the folder: %s: %s", v.Key, p.Code, p.Message)
+		return fmt.Sprintf("the bucket reads %s alone; `skilldrop publish` would refuse the folder: %s: %s", printable(v.served), p.Code, p.Message)
+	case !v.OK:
+		return fmt.Sprintf("the bucket reads %s alone (and rejects it); `skilldrop publish` uploads the folder packed instead, as %s: an %s, %s",
+			printable(v.served), p.Key, p.Type, p.Digest)
 	default:
 		return fmt.Sprintf("the bucket serves %s alone, as a %s; `skilldrop publish` uploads the folder packed instead, as %s: an %s, %s",
-			v.Key, v.Type, p.Key, p.Type, p.Digest)
+			printable(v.served), v.Type, p.Key, p.Type, p.Digest)
 	}
 }
 
