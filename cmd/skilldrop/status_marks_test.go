@@ -131,7 +131,7 @@ func TestReindexCarriesTheConfigSuggestionAndReadableSizes(t *testing.T) {
 	}
 	for bucket, want := range map[string]string{
 		withConfig: `rejected agent-skills.yaml invalid_config: YAML: line 3: unknown key "visibilty" in an entry (did you mean "visibility"?)`,
-		withDrop:   "rejected skills/big.md artifact_too_large: skills/big.md is larger than max_artifact_bytes (4 MiB)",
+		withDrop:   "rejected skills/big.md artifact_too_large: skills/big.md is larger than max_artifact_bytes: 5 MiB > 4 MiB",
 	} {
 		_, out, errOut := runCLI("reindex", "--dir", bucket)
 		if !strings.Contains(out, want) {

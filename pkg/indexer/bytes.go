@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -53,4 +54,13 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 		return f
 	}
 	return artifact.FormatZip
+}
+
+// tooLarge says that an artifact of size bytes as the store answered (0:
+// unknown) is over the cap limit, in sizes for people.
+func tooLarge(size, limit int64) string {
+	if size > limit {
+		return "larger than max_artifact_bytes: " + bytesize.Exceeds(size, limit)
+	}
+	return "larger than max_artifact_bytes (" + bytesize.Format(limit) + ")"
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
-	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/fetch"
@@ -358,7 +357,7 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, snap *catalo
 	case errors.Is(err, store.ErrTooLarge):
 		o.observe(observation{present: true, etag: info.ETag})
 		o.rejects = []rejection{{Key: k.Key, Code: archive.CodeTooLarge, Name: t.Name, ETag: info.ETag,
-			Message: fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", k.Key, bytesize.Format(lim.MaxArtifactBytes))}}
+			Message: k.Key + " is " + tooLarge(info.Size, lim.MaxArtifactBytes)}}
 		return o
 	case err != nil:
 		o.err = fmt.Errorf("read %s: %w", k.Key, err)
@@ -501,7 +500,7 @@ func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Cat
 	case ce.FilePath != "" && errors.Is(err, store.ErrTooLarge):
 		o.observe(observation{present: true, etag: info.ETag})
 		r := entryRejection(ce, ce.FilePath, archive.CodeTooLarge,
-			fmt.Sprintf("%s is larger than max_artifact_bytes (%s)", ce.FilePath, bytesize.Format(lim.MaxArtifactBytes)), digest.Digest{})
+			ce.FilePath+" is "+tooLarge(info.Size, lim.MaxArtifactBytes), digest.Digest{})
 		r.ETag = info.ETag
 		o.rejects = []rejection{r}
 		return o

@@ -8,7 +8,6 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
-	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -52,13 +51,12 @@ func (ix *Indexer) Revalidate(ctx context.Context, cfg *skillsconfig.Config, e *
 	if err != nil {
 		return nil, err
 	}
-	data, _, err := ix.readBytes(ctx, src.bytes, src.limits.MaxArtifactBytes)
+	data, info, err := ix.readBytes(ctx, src.bytes, src.limits.MaxArtifactBytes)
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey):
 		return nil, fmt.Errorf("%w: %s does not exist", ErrSourceGone, src.name)
 	case errors.Is(err, store.ErrTooLarge):
-		return nil, &artifact.Error{Code: archive.CodeTooLarge, Entry: src.name,
-			Msg: "larger than max_artifact_bytes (" + bytesize.Format(src.limits.MaxArtifactBytes) + ")"}
+		return nil, &artifact.Error{Code: archive.CodeTooLarge, Entry: src.name, Msg: tooLarge(info.Size, src.limits.MaxArtifactBytes)}
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", src.name, err)
 	}

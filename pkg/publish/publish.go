@@ -234,7 +234,11 @@ func readFile(p string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, &artifact.Error{Code: artifact.CodeTooLarge, Entry: p, Msg: fmt.Sprintf("larger than max_artifact_bytes (%s)", bytesize.Format(limit))}
+		msg := "larger than max_artifact_bytes (" + bytesize.Format(limit) + ")"
+		if st, err := f.Stat(); err == nil && st.Size() > limit {
+			msg = "larger than max_artifact_bytes: " + bytesize.Exceeds(st.Size(), limit)
+		}
+		return nil, &artifact.Error{Code: artifact.CodeTooLarge, Entry: p, Msg: msg}
 	}
 	return b, nil
 }
