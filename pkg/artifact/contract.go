@@ -19,6 +19,7 @@ const (
 	FilesPrefix     = "files/"     // bytes that agent-skills.yaml entries name with path:
 	BlobsPrefix     = "blobs/"     // written by the indexer only
 	CatalogPrefix   = "catalog/"   // written by the indexer only
+	RenderedPrefix  = "rendered/"  // written by the indexer only: feed documents rendered for serving
 
 	// SkillFile is the file a skill folder is served from.
 	SkillFile = "SKILL.md"

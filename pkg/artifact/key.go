@@ -17,7 +17,7 @@ const (
 	KindSubagent Kind = "subagent" // subagents/<name>.md, subagents/<name>/agent.md
 	KindFile     Kind = "file"     // files/…: bytes agent-skills.yaml names with path:
 	KindConfig   Kind = "config"   // agent-skills.yaml
-	KindInternal Kind = "internal" // catalog/…, blobs/…: written by the indexer, never indexed
+	KindInternal Kind = "internal" // catalog/…, blobs/…, rendered/…: written by the indexer, never indexed
 	KindBeside   Kind = "beside"   // another file in a skill folder: ignored with a warning
 	KindIgnored  Kind = "ignored"  // anything else
 )
@@ -45,7 +45,7 @@ func ParseKey(key string) (Key, error) {
 	switch {
 	case key == ConfigKey:
 		k.Kind = KindConfig
-	case strings.HasPrefix(key, CatalogPrefix), strings.HasPrefix(key, BlobsPrefix):
+	case strings.HasPrefix(key, CatalogPrefix), strings.HasPrefix(key, BlobsPrefix), strings.HasPrefix(key, RenderedPrefix):
 		k.Kind = KindInternal
 	case strings.HasPrefix(key, FilesPrefix):
 		if len(key) > len(FilesPrefix) && !strings.HasSuffix(key, "/") {

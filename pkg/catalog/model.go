@@ -26,9 +26,9 @@ const SchemaVersion = 2
 
 // Keys the indexer owns. Nothing else writes under catalog/ or blobs/.
 const (
-	Key        = "catalog/catalog.json"
-	StatusKey  = "catalog/status.json"
-	BlobPrefix = "blobs/sha256/"
+	Key        = artifact.CatalogPrefix + "catalog.json"
+	StatusKey  = artifact.CatalogPrefix + "status.json"
+	BlobPrefix = artifact.BlobsPrefix + "sha256/"
 )
 
 // BlobKey is where the validated bytes with digest d are stored.

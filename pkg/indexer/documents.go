@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
@@ -37,7 +38,7 @@ const MinStoredDocument = 64 << 10
 // RenderedPrefix is where the rendered documents are stored: outside
 // catalog/ (they are not the catalog's state) and blobs/ (they are not
 // validated uploads), content-addressed and written once.
-const RenderedPrefix = "rendered/sha256/"
+const RenderedPrefix = artifact.RenderedPrefix + "sha256/"
 
 // ParseOrigin checks an origin the indexer renders documents for: http or
 // https, a host, nothing after it.
