@@ -10,6 +10,11 @@ catalog relies on it. This launcher keeps moto's threaded server (so idle
 keep-alive connections never block anyone) but runs the application under
 one lock, which makes every request atomic.
 
+One request is left out of the lock: an SQS ReceiveMessage, which may
+long-poll (WaitTimeSeconds) for up to 20 seconds. Under the lock it would
+stall every other request, S3 included, for as long, which no AWS service
+does; moto's SQS waits for messages under a lock of its own.
+
 Usage: moto_serial.py [-H HOST] [-p PORT]
 """
 import argparse
@@ -33,15 +38,20 @@ def main() -> None:
     app = DomainDispatcherApplication(create_backend_app)
     lock = threading.Lock()
 
+    def handle(environ, start_response):
+        body = app(environ, start_response)
+        try:
+            return [b"".join(body)]
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
+
     def serialized(environ, start_response):
+        if environ.get("HTTP_X_AMZ_TARGET") == "AmazonSQS.ReceiveMessage":
+            return handle(environ, start_response)
         with lock:
-            body = app(environ, start_response)
-            try:
-                return [b"".join(body)]
-            finally:
-                close = getattr(body, "close", None)
-                if close is not None:
-                    close()
+            return handle(environ, start_response)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
