@@ -66,6 +66,14 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 			}
 			continue
 		}
+		// A key an event named, found gone, is written even where it
+		// withdraws nothing: a round that read it before it was deleted
+		// then loses its race and reads it again (prepared.recheckable).
+		// A full re-index finds the sources of withdrawn entries gone
+		// every time; the deletions' own events are written.
+		if !p.establish {
+			d.changed = true
+		}
 		for _, e := range occ.bySource[a.source] {
 			withdraw(e)
 		}

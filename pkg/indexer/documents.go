@@ -30,10 +30,12 @@ import (
 // written, and the request path answers from it or redirects to it. Small
 // documents the request path renders itself, as before.
 
-// MinStoredDocument is the size from which a document is rendered into the
-// bucket: below it, rendering it on the request path costs less than
-// reading it.
-const MinStoredDocument = 64 << 10
+// DefaultMinStoredDocument is the size from which a document is rendered
+// into the bucket (Config.MinStoredDocument). Below it (about 3,000 skills
+// in the RFC index), a cold request path renders it from the catalog's
+// entries in less time than reading the stored one takes, and storing it
+// would add a write of every document to every publish.
+const DefaultMinStoredDocument = 1 << 20
 
 // RenderedPrefix is where the rendered documents are stored: outside
 // catalog/ (they are not the catalog's state) and blobs/ (they are not
@@ -121,7 +123,7 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 	var docs []catalog.Document
 	add := func(origin, path string, auth bool, body any) error {
 		fd := feeddoc.Render(body, feeddoc.StoredLevel)
-		if len(fd.Body) < MinStoredDocument {
+		if int64(len(fd.Body)) < ix.minStored {
 			return nil
 		}
 		id, err := ix.storeRendition(ctx, pinned, fd.Body, fd.Digest, "")

@@ -19,6 +19,10 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
+// testMinStored is the threshold the tests render documents into the
+// bucket from, so that a few hundred skills are enough.
+const testMinStored = 64 << 10
+
 // bigBucket drops n skills with long descriptions, every tenth hidden.
 func bigBucket(t *testing.T, e *env, n int) {
 	t.Helper()
@@ -41,7 +45,7 @@ func bigBucket(t *testing.T, e *env, n int) {
 // request path renders; small ones are not; a publish renders them anew.
 func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
-	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 500) // the page of every skill is below the threshold for anonymous callers, above it with a key
 	c := e.catalog()
 	v := catalog.Compile(c, "")
@@ -65,7 +69,7 @@ func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
 			t.Fatalf("the authenticated skill is in the index for authenticated=%v: %v", auth, hidden)
 		}
 		page := feeddoc.Render((&manifest.Feed{View: v, Authenticated: auth}).Page(catalog.KindSkill, manifest.Range{}), feeddoc.StoredLevel)
-		if stored := c.Document("", routes.AllPage(routes.SkillFeed), auth) != nil; stored != (len(page.Body) >= MinStoredDocument) {
+		if stored := c.Document("", routes.AllPage(routes.SkillFeed), auth) != nil; stored != (len(page.Body) >= testMinStored) {
 			t.Fatalf("page of every skill (authenticated %v, %d bytes): stored %v", auth, len(page.Body), stored)
 		}
 	}
@@ -85,7 +89,7 @@ func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
 // writes the known bytes again.
 func TestAStoredDocumentFoundTamperedIsWrittenAgain(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
-	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 300)
 	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false)
 	// Someone overwrites the document, and a later publish would have
@@ -126,7 +130,7 @@ func TestWithoutOriginsNothingIsRendered(t *testing.T) {
 // are deleted once old enough.
 func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
-	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 300)
 	old := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
 	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
@@ -153,9 +157,9 @@ func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
 // deployment serves; one without either drops them.
 func TestAWorkstationKeepsTheDeploymentsOrigins(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
-	e := newEnv(t, func(c *Config) { c.Origins = []*url.URL{origin} })
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 300)
-	workstation, err := New(Config{Store: e.st, KeepOrigins: true})
+	workstation, err := New(Config{Store: e.st, KeepOrigins: true, MinStoredDocument: testMinStored})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,24 +153,84 @@ func (r *racingStore) Get(ctx context.Context, key string, o store.GetOptions) (
 	return obj, err
 }
 
-func testAKeyChangedDuringTheRoundIsReadAgain(t *testing.T, mk envMaker) {
-	e := mk(t)
-	e.put("skills/x.md", skillDoc("x", "1", "Read first."))
-	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "2", "Written meanwhile.")}
-	res := e.reconcile("skills/x.md")
-	if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
-		t.Fatalf("entry %s: the stale read won; result %s", dump(en), dump(res))
+// writeDuringRead changes key to newer right after the round reads it; with
+// race set, another indexer also writes the catalog meanwhile (publishing
+// an unrelated skill), so the round's write loses a race.
+func writeDuringRead(e *env, key string, newer []byte, race bool) {
+	e.t.Helper()
+	other, err := New(Config{Store: e.st})
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	e.ix.store = &hookStore{Store: e.st, key: key, hook: func() {
+		e.put(key, newer)
+		if race {
+			e.put("skills/bystander.md", skillDoc("bystander", "1", "Published meanwhile."))
+			if _, err := other.Reconcile(context.Background(), "skills/bystander.md"); err != nil {
+				e.t.Error(err)
+			}
+		}
+	}}
 }
 
+// testAKeyChangedDuringTheRoundIsReadAgain: a round that read a key before
+// it changed, and lost its race to another writer, reads the key again and
+// publishes what is there now. One that lost no race leaves the change to
+// its own event, as the queue delivers it.
+func testAKeyChangedDuringTheRoundIsReadAgain(t *testing.T, mk envMaker) {
+	t.Run("raced", func(t *testing.T) {
+		e := mk(t)
+		e.put("skills/x.md", skillDoc("x", "1", "Read first."))
+		writeDuringRead(e, "skills/x.md", skillDoc("x", "2", "Written meanwhile."), true)
+		res := e.reconcile("skills/x.md")
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
+			t.Fatalf("entry %s: the stale read won; result %s", dump(en), dump(res))
+		}
+	})
+	t.Run("not raced", func(t *testing.T) {
+		e := mk(t)
+		e.put("skills/x.md", skillDoc("x", "1", "Read first."))
+		writeDuringRead(e, "skills/x.md", skillDoc("x", "2", "Written meanwhile."), false)
+		e.reconcile("skills/x.md")
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "1" {
+			t.Fatalf("entry %s: a round that lost no race read the key twice", dump(en))
+		}
+		e.reconcile("skills/x.md") // the change's own event
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
+			t.Fatalf("entry %s: the change's event did not publish it", dump(en))
+		}
+	})
+	t.Run("changed back to the recorded state", func(t *testing.T) {
+		// x is published at 1; 2 is uploaded and read; 1 is uploaded
+		// again meanwhile. The round handling that last event would find
+		// 1 as recorded and write nothing, so this round must look again.
+		e := mk(t)
+		one := skillDoc("x", "1", "The first.")
+		e.drop("skills/x.md", one)
+		e.put("skills/x.md", skillDoc("x", "2", "The second."))
+		writeDuringRead(e, "skills/x.md", one, false)
+		res := e.reconcile("skills/x.md")
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "1" {
+			t.Fatalf("entry %s: the bucket holds 1 again, the catalog serves %s; result %s", dump(en), en.Latest, dump(res))
+		}
+	})
+}
+
+// testStaleRejectionIsNotRecorded: bytes rejected by a round and replaced
+// meanwhile are read again, whether or not the round lost a race: the fix
+// is published and no rejection of the replaced bytes is recorded.
 func testStaleRejectionIsNotRecorded(t *testing.T, mk envMaker) {
-	e := mk(t)
-	e.put("skills/x.md", skillDoc("y", "1", "Bad, then fixed meanwhile."))
-	e.ix.store = &racingStore{Store: e.st, key: "skills/x.md", newer: skillDoc("x", "1", "Fixed.")}
-	e.reconcile("skills/x.md")
-	e.live(catalog.KindSkill, "x")
-	if n := len(e.status().Rejections); n != 0 {
-		t.Fatalf("%d rejections recorded for bytes that were replaced during the round", n)
+	for _, race := range []bool{false, true} {
+		t.Run(fmt.Sprintf("raced %v", race), func(t *testing.T) {
+			e := mk(t)
+			e.put("skills/x.md", skillDoc("y", "1", "Bad, then fixed meanwhile."))
+			writeDuringRead(e, "skills/x.md", skillDoc("x", "1", "Fixed."), race)
+			e.reconcile("skills/x.md")
+			e.live(catalog.KindSkill, "x")
+			if n := len(e.status().Rejections); n != 0 {
+				t.Fatalf("%d rejections recorded for bytes that were replaced during the round", n)
+			}
+		})
 	}
 }
 

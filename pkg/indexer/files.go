@@ -2,7 +2,6 @@ package indexer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
@@ -10,7 +9,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 )
 
 // filePuts bounds the file blobs one version writes at once.
@@ -18,33 +17,26 @@ const filePuts = 8
 
 // putFiles writes each validated file's content to its own content-addressed
 // blob (catalog.BlobKey of its digest), create-only like the artifacts, so
-// the request path can re-hash one file without reading an archive. A blob
-// that exists already holds these very bytes and is not written again;
-// files sharing a digest are written once.
-func (ix *Indexer) putFiles(ctx context.Context, files []archive.File) error {
+// the request path can re-hash one file without reading an archive. Files
+// sharing a digest, with each other or with the artifact written already
+// (a skill-md's one file), are written once.
+func (ix *Indexer) putFiles(ctx context.Context, written digest.Digest, files []archive.File) error {
 	var g errgroup.Group
 	g.SetLimit(filePuts)
-	seen := map[string]bool{}
+	seen := map[digest.Digest]bool{written: true}
 	for _, f := range files {
-		key := catalog.BlobKey(f.Digest)
-		if seen[key] {
+		if seen[f.Digest] {
 			continue
 		}
-		seen[key] = true
-		g.Go(func() error { return ix.putContent(ctx, key, f) })
+		seen[f.Digest] = true
+		g.Go(func() error {
+			if err := ix.putBlob(ctx, f.Digest, f.Data, f.MediaType); err != nil {
+				return fmt.Errorf("write blob %s of %s: %w", f.Digest, f.Path, err)
+			}
+			return nil
+		})
 	}
 	return g.Wait()
-}
-
-func (ix *Indexer) putContent(ctx context.Context, key string, f archive.File) error {
-	if _, err := ix.store.Head(ctx, key); err == nil {
-		return nil
-	}
-	_, err := ix.store.Put(ctx, key, f.Data, store.PutOptions{IfNoneMatch: "*", ContentType: f.MediaType})
-	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) {
-		return fmt.Errorf("write blob %s of %s: %w", f.Digest, f.Path, err)
-	}
-	return nil
 }
 
 // catalogFiles is what the catalog records of validated files: everything

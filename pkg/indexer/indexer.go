@@ -42,7 +42,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultFetchTimeout = 10 * time.Second
-	DefaultConcurrency  = 8
+	DefaultConcurrency  = 32
 )
 
 // maxRounds bounds the rounds of one invocation; maxPrepares the plans
@@ -85,6 +85,9 @@ type Config struct {
 	// itself, as a workstation does).
 	Queue      queue.Sender
 	InlineKeys int
+	// MinStoredDocument is the smallest document rendered into the bucket
+	// for Origins (DefaultMinStoredDocument when zero).
+	MinStoredDocument int64
 	// MaxCatalogBytes is the largest catalog the indexer writes
 	// (catalog.MaxBytes when zero); uploads that would grow it further are
 	// refused (catalog_full).
@@ -106,6 +109,7 @@ type Indexer struct {
 	now          func() time.Time
 	workers      int
 	maxCatalog   int64
+	minStored    int64
 	queue        queue.Sender
 	inline       int
 	origins      []*url.URL
@@ -133,6 +137,7 @@ func New(cfg Config) (*Indexer, error) {
 		now:          cfg.Now,
 		workers:      cfg.Concurrency,
 		maxCatalog:   cfg.MaxCatalogBytes,
+		minStored:    cfg.MinStoredDocument,
 		queue:        cfg.Queue,
 		inline:       cfg.InlineKeys,
 		origins:      slices.Clone(cfg.Origins),
@@ -153,6 +158,9 @@ func New(cfg Config) (*Indexer, error) {
 	}
 	if ix.now == nil {
 		ix.now = time.Now
+	}
+	if ix.minStored <= 0 {
+		ix.minStored = DefaultMinStoredDocument
 	}
 	if ix.workers <= 0 {
 		ix.workers = DefaultConcurrency

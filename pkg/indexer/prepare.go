@@ -40,6 +40,11 @@ type prepared struct {
 	// for the round's first update attempt.
 	snap *catalog.Catalog
 	info store.Info
+	// raced is set when that attempt lost to another writer: the catalog
+	// the round wrote over is not the one it prepared against.
+	raced bool
+	// disputed are the keys read in another state than snap records.
+	disputed []string
 }
 
 // outcome is what a worker found about one key or config entry. Workers
@@ -605,22 +610,30 @@ func (ix *Indexer) unholdable(ctx context.Context, key string, err error) bool {
 // storeValidated writes validated bytes to their content-addressed blob,
 // and each of their files to its own (putFiles).
 func (ix *Indexer) storeValidated(ctx context.Context, v *validated, data []byte) error {
-	if err := ix.putBlob(ctx, v.Digest, data, v.Format); err != nil {
-		return err
+	if err := ix.putBlob(ctx, v.Digest, data, v.Format.ContentType()); err != nil {
+		return fmt.Errorf("write blob %s: %w", v.Digest, err)
 	}
-	return ix.putFiles(ctx, v.files)
+	return ix.putFiles(ctx, v.Digest, v.files)
 }
 
+// askFirstFrom is the size from which putBlob asks whether a blob exists
+// before writing it: below it, a create-only write that finds the blob
+// there costs what the question would.
+const askFirstFrom = 64 << 10
+
 // putBlob writes validated bytes to their content-addressed key, create-only:
-// a blob that already exists holds these very bytes. It asks first, so a
-// redelivery or re-index does not upload (up to 4 MiB) again.
-func (ix *Indexer) putBlob(ctx context.Context, d digest.Digest, data []byte, f artifact.Format) error {
-	if _, err := ix.store.Head(ctx, catalog.BlobKey(d)); err == nil {
-		return nil
+// a blob that already exists holds these very bytes. For large bytes it
+// asks first, so a redelivery or re-index does not upload them again.
+func (ix *Indexer) putBlob(ctx context.Context, d digest.Digest, data []byte, contentType string) error {
+	key := catalog.BlobKey(d)
+	if len(data) >= askFirstFrom {
+		if _, err := ix.store.Head(ctx, key); err == nil {
+			return nil
+		}
 	}
-	_, err := ix.store.Put(ctx, catalog.BlobKey(d), data, store.PutOptions{IfNoneMatch: "*", ContentType: f.ContentType()})
+	_, err := ix.store.Put(ctx, key, data, store.PutOptions{IfNoneMatch: "*", ContentType: contentType})
 	if err != nil && !errors.Is(err, store.ErrPreconditionFailed) {
-		return fmt.Errorf("write blob %s: %w", d, err)
+		return err
 	}
 	return nil
 }

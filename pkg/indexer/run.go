@@ -81,7 +81,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 		for k, e := range pr.failed {
 			failed[k] = e
 		}
-		changed, err := ix.recheck(ctx, pr.seen)
+		changed, err := ix.recheck(ctx, pr.recheckable(d))
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -120,15 +120,19 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 			return nil, nil, nil, err
 		}
 		pr.plan.seen = pr.seen
+		disputed := disputedKeys(pr.snap, pr.seen)
 		rerender := o.rerender
 		var refused []rejection
 		// The first attempt updates the catalog the plan was prepared
 		// against; a write that loses finds out, and the next reads again.
 		read, readInfo := pr.snap, pr.info
+		onSnapshot := true // this update's first attempt applies to pr.snap
 		for {
 			var d *decisions
 			var size int64
+			attempts := 0
 			c, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
+				attempts++
 				size = c.StoredSize()
 				var err error
 				d, err = apply(c, pr.plan)
@@ -146,7 +150,9 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				}
 				return nil
 			}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: read, ReadInfo: readInfo})
-			read = nil
+			// Another writer won a race, or the catalog was read again.
+			raced := attempts > 1 || !onSnapshot
+			read, onSnapshot = nil, false
 			var full *catalog.FullError
 			switch {
 			case errors.Is(err, errReprepare) && attempt < maxPrepares:
@@ -164,6 +170,7 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				return nil, nil, nil, fmt.Errorf("update catalog: %w", err)
 			default:
 				d.rejections = append(d.rejections, refused...)
+				pr.raced, pr.disputed = raced, disputed
 				return pr, d, c, nil
 			}
 			break

@@ -34,7 +34,7 @@ func (p *fakePresigner) PresignGet(_ context.Context, key, version string, expir
 
 // indexedBucket indexes n skills with long descriptions (every tenth
 // authenticated) through the indexer, which renders the large documents
-// for https://skills.example.com.
+// for https://skills.example.com (from 64 KiB).
 func indexedBucket(t *testing.T, st store.Store, n int) {
 	t.Helper()
 	var cfg strings.Builder
@@ -54,7 +54,8 @@ func indexedBucket(t *testing.T, st store.Store, n int) {
 		t.Fatal(err)
 	}
 	origin, _ := url.Parse("https://skills.example.com")
-	ix, err := indexer.New(indexer.Config{Store: st, Origins: []*url.URL{origin}})
+	// Rendered into the bucket from 64 KiB, so a few hundred skills do.
+	ix, err := indexer.New(indexer.Config{Store: st, Origins: []*url.URL{origin}, MinStoredDocument: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
