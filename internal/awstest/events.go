@@ -16,10 +16,16 @@ import (
 // queue: the way an emulator can deliver them, as it runs no Lambda code
 // on a trigger.
 type EventQueue struct {
-	client  *sqs.Client
-	url     string
-	records func(body []byte) (int, error)
+	client   *sqs.Client
+	url, arn string
+	records  func(body []byte) (int, error)
 }
+
+// URL is the queue's URL.
+func (q *EventQueue) URL() string { return q.url }
+
+// ARN is the queue's ARN.
+func (q *EventQueue) ARN() string { return q.arn }
 
 // RouteEvents routes bucket's object-created and object-removed
 // notifications for the keys under each of prefixes to a new queue
@@ -47,7 +53,7 @@ func RouteEvents(t testing.TB, cfg aws.Config, bucket string, prefixes []string,
 	if err != nil {
 		t.Fatalf("route the notifications of %s to a queue: %v", bucket, err)
 	}
-	return &EventQueue{client: sqs.NewFromConfig(cfg), url: url, records: records}
+	return &EventQueue{client: sqs.NewFromConfig(cfg), url: url, arn: arn, records: records}
 }
 
 // Receive returns the bodies of the queue's messages, in the order
