@@ -7,6 +7,7 @@
 #                official MCP conformance suite)
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
+#   make bench-burst  issue 9's bursts: batched delivery against one invocation per event, in one run
 #   make bench-scale  issue 11's table at 1,000 / 10,000 / 50,000 skills, this tree against SCALE_BASE, in one run
 
 SHELL := bash
@@ -170,6 +171,24 @@ bench-scale: $(RIE) ## issue 11's figures: this tree against SCALE_BASE at SCALE
 		scripts/emulator.sh run $(GO) test -count=1 -v -timeout 120m -tags e2e,scale -run '^TestScale$$' -bench '^BenchmarkScale$$' \
 		-benchtime $(SCALE_BENCHTIME) ./e2e/ | tee $(SCALE_BUILD)/results.txt
 	sed -nE 's/^(BenchmarkScale[^[:space:]]*)#[0-9]+/\1/; /^BenchmarkScale\/.*ns\/op/p' $(SCALE_BUILD)/results.txt >$(SCALE_BUILD)/bench.txt
+
+# --- Bursts: issue 9's measurement ---------------------------------------------------------------------------
+
+# bench-burst uploads bursts into generated, indexed buckets in the emulator and measures until every upload is
+# in the catalog, delivered as the template's event source mapping delivers them (batches of 100 within a
+# second, two at once) and, as the baseline, one invocation per event: in the test process (pkg/indexer) and
+# through the indexer binary under aws-lambda-rie (e2e). BURST_ROUNDS bursts per case; s-visible is their median.
+BURST_ROUNDS ?= 3
+BURST_BUILD  := $(CURDIR)/build/burst
+
+.PHONY: bench-burst
+bench-burst: $(RIE) ## issue 9's figures: bursts batched against one invocation per event (build/burst/results.txt)
+	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/$(HOST_GOARCH)/indexer,$(HOST_GOARCH))
+	mkdir -p $(BURST_BUILD)
+	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) scripts/emulator.sh run bash -c '\
+		$(GO) test -count=1 -tags integration -run "^$$" -bench "^BenchmarkBurst$$" -benchtime $(BURST_ROUNDS)x -timeout 3h ./pkg/indexer/ && \
+		$(GO) test -count=1 -tags e2e -run "^$$" -bench "^BenchmarkBurstThroughTheRuntimeAPI$$" -benchtime $(BURST_ROUNDS)x -timeout 3h ./e2e/' \
+		2>&1 | tee $(BURST_BUILD)/results.txt
 
 # --- Real clients: Node 22, the skills CLI and the MCP conformance suite, from npm -----------------------------
 

@@ -246,18 +246,22 @@ feed:
 	return err
 }
 
+// Origin is the origin the indexers of a burst render the large documents
+// for, as a deployment's indexer does for its API's domain.
+var Origin = &url.URL{Scheme: "https", Host: "skills.example.com"}
+
 // Prepare makes a bucket of skills generated skills (catalogtest.Default)
-// indexed by an in-process indexer rendering for origins, as a deployment
+// indexed by an in-process indexer rendering for Origin, as a deployment
 // would have it, routes its notifications to a new queue, and counts the
 // catalog's traffic through a proxy: the indexer under test must reach the
 // emulator at IndexerEndpoint. Invoke is the caller's to set.
-func Prepare(tb testing.TB, cfg aws.Config, skills int, origins []*url.URL) *Setup {
+func Prepare(tb testing.TB, cfg aws.Config, skills int) *Setup {
 	tb.Helper()
 	ctx := context.Background()
 	bucket := awstest.Bucket(tb, cfg)
 	st := store.NewS3(cfg, bucket)
 	catalogtest.Generate(catalogtest.Default(skills)).Put(tb, ctx, st)
-	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket, Origins: origins})
+	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket, Origins: []*url.URL{Origin}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -20,10 +20,6 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-// burstOrigin is the origin the indexer renders the large documents for,
-// as a deployment's indexer does for its API's domain.
-var burstOrigin = &url.URL{Scheme: "https", Host: "skills.example.com"}
-
 // inProcess is the indexer wired as functions/indexer wires it (S3 store,
 // CloudWatch metrics, audit events), reaching the emulator at endpoint,
 // and invoked as the Lambda runtime would: with the payload, answering JSON.
@@ -36,7 +32,7 @@ func inProcess(tb testing.TB, endpoint, bucket string) func(context.Context, []b
 		tb.Fatal(err)
 	}
 	ix, err := indexer.New(indexer.Config{Store: store.NewS3(cfg, bucket), Bucket: bucket, Metrics: metrics,
-		Auditor: obs.NewAuditor(logger), Logger: logger, Origins: []*url.URL{burstOrigin}})
+		Auditor: obs.NewAuditor(logger), Logger: logger, Origins: []*url.URL{burst.Origin}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -63,7 +59,7 @@ func BenchmarkBurst(b *testing.B) {
 	for _, c := range burst.Cases {
 		for _, d := range []burst.Delivery{burst.Batched, burst.PerEvent} {
 			b.Run(fmt.Sprintf("%s/skills=%d/uploads=%d", d, c.Skills, c.Uploads), func(b *testing.B) {
-				s := burst.Prepare(b, cfg, c.Skills, []*url.URL{burstOrigin})
+				s := burst.Prepare(b, cfg, c.Skills)
 				s.Invoke = inProcess(b, s.IndexerEndpoint, s.Bucket)
 				var figs []burst.Figures
 				for b.Loop() {
@@ -85,7 +81,7 @@ func BenchmarkBurst(b *testing.B) {
 func TestABurstIsAFewWrites(t *testing.T) {
 	cfg := awstest.Config(t)
 	start := time.Now()
-	s := burst.Prepare(t, cfg, 100, []*url.URL{burstOrigin})
+	s := burst.Prepare(t, cfg, 100)
 	s.Invoke = inProcess(t, s.IndexerEndpoint, s.Bucket)
 	t.Logf("prepared in %s", time.Since(start))
 	const uploads = 40
