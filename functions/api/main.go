@@ -31,6 +31,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/responselimit"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -108,7 +109,7 @@ func main() {
 		Logger:           logger,
 		PublicBaseURL:    s.baseURL,
 		Version:          buildinfo.Version(),
-		MaxResponseBytes: lambdahttp.MaxResponseBytes,
+		MaxResponseBytes: responselimit.MaxBytes,
 		Fits:             lambdahttp.Fits,
 		Presigner:        bucket,
 	})

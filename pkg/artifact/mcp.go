@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
-	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/responselimit"
 )
 
 // The per-skill limits of MCP's Skills extension (SEP-2640): what every
@@ -65,9 +65,9 @@ const readAnswerOverhead = 8 << 10
 // served over MCP, or "" when it is: its frontmatter must have a JSON form
 // (frontmatterIssue says why not), it must be within the extension's
 // limits, and every file's resources/read answer must fit the function's
-// response (lambdahttp.MaxEncodedBody).
+// response (responselimit.MaxEncodedBody).
 func MCPExclusion(files []archive.File, frontmatter json.RawMessage, frontmatterIssue string) string {
-	return mcpExclusion(files, frontmatter, frontmatterIssue, lambdahttp.MaxEncodedBody)
+	return mcpExclusion(files, frontmatter, frontmatterIssue, responselimit.MaxEncodedBody)
 }
 
 func mcpExclusion(files []archive.File, frontmatter json.RawMessage, frontmatterIssue string, maxAnswer int64) string {
@@ -97,7 +97,7 @@ func mcpExclusion(files []archive.File, frontmatter json.RawMessage, frontmatter
 // MCP SDK writes text as a JSON string with HTML escaping (its
 // ReadResourceResult uses json.Marshal) and anything else as base64; the
 // Lambda adapter then carries that JSON as a JSON string again, which it
-// counts with lambdahttp.JSONStringLen. Both levels are measured per byte
+// counts with responselimit.JSONStringLen. Both levels are measured per byte
 // with those encoders, so the bound is exact for the content and the path,
 // with readAnswerOverhead for the rest.
 func ReadAnswerBytes(path, mediaType string, data []byte) int64 {
@@ -142,5 +142,5 @@ func init() {
 
 func twoLevelCost(s string) int {
 	inner, _ := json.Marshal(s) // a string: cannot fail
-	return lambdahttp.JSONStringLen(string(inner[1:len(inner)-1])) - 2
+	return responselimit.JSONStringLen(string(inner[1:len(inner)-1])) - 2
 }

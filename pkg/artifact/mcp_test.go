@@ -13,7 +13,7 @@ import (
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/digest"
-	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/responselimit"
 )
 
 // TestTextCostIsBothEncoders pins textCost to what the two encoders make
@@ -31,7 +31,7 @@ func TestTextCostIsBothEncoders(t *testing.T) {
 		strings.ToValidUTF8(string(noise), "?"),
 	} {
 		inner, _ := json.Marshal(s)
-		want := lambdahttp.JSONStringLen(string(inner[1:len(inner)-1])) - 2
+		want := responselimit.JSONStringLen(string(inner[1:len(inner)-1])) - 2
 		if got := textCost([]byte(s)); got != int64(want) {
 			t.Errorf("textCost(%.20q) = %d, the encoders make %d", s, got, want)
 		}

@@ -25,25 +25,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/skilldrop/skilldrop/pkg/responselimit"
 	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
-
-// MaxResponseBytes is the function's response limit, and the one place it
-// is written down: Lambda refuses a buffered response payload above 6 MB,
-// and the JSON envelope (headers, base64) counts towards it. An Adapter
-// enforces it; what the indexer admits to MCP is sized against it too
-// (MaxEncodedBody), and the request path redirects documents that would
-// not fit (Fits).
-const MaxResponseBytes = 6_000_000
-
-// envelopeReserve is what the bound keeps back for the status, headers and
-// JSON framing of the event response.
-const envelopeReserve = 64 << 10
-
-// MaxEncodedBody is the most an encoded body may take in an event response
-// of MaxResponseBytes: a text body as a JSON string (JSONStringLen), any
-// other as base64. Its headers count towards it as well.
-const MaxEncodedBody = MaxResponseBytes - envelopeReserve
 
 // Adapter serves an http.Handler as an API Gateway HTTP API (payload 2.0)
 // Lambda handler. It is safe for concurrent use.
@@ -56,7 +40,7 @@ type Adapter struct {
 type Option func(*Adapter)
 
 // WithMaxResponseBytes sets the bound of an encoded event response
-// (MaxResponseBytes when n <= 0).
+// (responselimit.MaxBytes when n <= 0).
 func WithMaxResponseBytes(n int) Option {
 	return func(a *Adapter) {
 		if n > 0 {
@@ -67,7 +51,7 @@ func WithMaxResponseBytes(n int) Option {
 
 // New returns an Adapter serving h.
 func New(h http.Handler, opts ...Option) *Adapter {
-	a := &Adapter{handler: h, maxBytes: MaxResponseBytes}
+	a := &Adapter{handler: h, maxBytes: responselimit.MaxBytes}
 	for _, o := range opts {
 		o(a)
 	}
@@ -88,25 +72,25 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("serve %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	resp, ok := w.event(req.Method)
-	if !ok || resp.encodedSize() > a.maxBytes-envelopeReserve {
+	if !ok || resp.encodedSize() > a.maxBytes-responselimit.EnvelopeReserve {
 		return plainError(http.StatusBadGateway, "response_too_large", "the response is larger than this deployment can return"), nil
 	}
 	return resp.APIGatewayV2HTTPResponse, nil
 }
 
 // Fits reports whether a response with these headers and body fits an
-// event response of MaxResponseBytes, encoded as Handle encodes it (text
+// event response of responselimit.MaxBytes, encoded as Handle encodes it (text
 // as a JSON string, anything else in base64).
 func Fits(h http.Header, body []byte) bool {
 	w := &response{header: h, body: *bytes.NewBuffer(body), wroteHeader: true, status: http.StatusOK}
 	resp, _ := w.event(http.MethodGet)
-	return resp.encodedSize() <= MaxEncodedBody
+	return resp.encodedSize() <= responselimit.MaxEncodedBody
 }
 
 // bodyBudget is the most body bytes worth buffering: anything larger could
 // never be returned, whatever its encoding.
 func (a *Adapter) bodyBudget() int {
-	return max(0, a.maxBytes-envelopeReserve)
+	return max(0, a.maxBytes-responselimit.EnvelopeReserve)
 }
 
 // Request converts an event into the request a handler sees: method, path
@@ -251,34 +235,12 @@ type eventResponse struct {
 // encodedSize is the size of the response as a JSON document, near enough:
 // the body as a JSON string plus the headers and cookies.
 func (r eventResponse) encodedSize() int {
-	n := JSONStringLen(r.Body) + 256
+	n := responselimit.JSONStringLen(r.Body) + 256
 	for k, v := range r.Headers {
 		n += len(k) + len(v) + 8
 	}
 	for _, c := range r.Cookies {
 		n += len(c) + 4
-	}
-	return n
-}
-
-// JSONStringLen is the length a text body s takes in the event response,
-// as the Adapter counts it: s encoded as a JSON string by encoding/json
-// without HTML escaping (aws-lambda-go's setting), every control byte
-// counted as a six-byte escape.
-func JSONStringLen(s string) int {
-	n := 2
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n += 2
-		case c < 0x20:
-			n += 6
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
-			n += 6 // U+2028, U+2029
-			i += 2
-		default:
-			n++
-		}
 	}
 	return n
 }

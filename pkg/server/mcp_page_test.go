@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/responselimit"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -185,9 +186,9 @@ func TestMCPReadAtTheResponseLimit(t *testing.T) {
 	bound := func(n int) int64 {
 		return artifact.ReadAnswerBytes("references/big.md", "text/markdown", []byte(strings.Repeat(chunk, n)))
 	}
-	n := int((lambdahttp.MaxEncodedBody - bound(0)) / (bound(1) - bound(0)))
-	if bound(n) > lambdahttp.MaxEncodedBody || bound(n+1) <= lambdahttp.MaxEncodedBody {
-		t.Fatalf("%d chunks: bound %d, next %d, limit %d", n, bound(n), bound(n+1), lambdahttp.MaxEncodedBody)
+	n := int((responselimit.MaxEncodedBody - bound(0)) / (bound(1) - bound(0)))
+	if bound(n) > responselimit.MaxEncodedBody || bound(n+1) <= responselimit.MaxEncodedBody {
+		t.Fatalf("%d chunks: bound %d, next %d, limit %d", n, bound(n), bound(n+1), responselimit.MaxEncodedBody)
 	}
 	big := []byte(strings.Repeat(chunk, n))
 	st := store.NewMemory()
@@ -208,12 +209,12 @@ func TestMCPReadAtTheResponseLimit(t *testing.T) {
 	if got := []byte(*r.Result.Contents[0].Text); !digest.Of(got).Equal(digest.Of(big)) {
 		t.Fatal("the text read is not the file")
 	}
-	sent := int64(lambdahttp.JSONStringLen(resp.Body))
+	sent := int64(responselimit.JSONStringLen(resp.Body))
 	for k, v := range resp.Headers {
 		sent += int64(len(k) + len(v) + 8)
 	}
 	if bound(n) < sent || bound(n)-sent > 8<<10 {
 		t.Errorf("bound %d, sent %d: the bound must cover what is sent, within its 8 KiB reserve", bound(n), sent)
 	}
-	t.Logf("%d-byte file: bound %d, sent %d, limit %d", len(big), bound(n), sent, lambdahttp.MaxEncodedBody)
+	t.Logf("%d-byte file: bound %d, sent %d, limit %d", len(big), bound(n), sent, responselimit.MaxEncodedBody)
 }
