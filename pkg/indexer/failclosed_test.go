@@ -68,7 +68,7 @@ func (k secretKind) keySees(e *env) bool { return k.seen(catalog.Compile(e.catal
 // TestVisibilityFailsClosed writes agent-skills.yaml (hiding the entry)
 // and the entry in either order, with a create, an overwrite or a delete
 // of each, and delivers only one of the two events, late (both writes have
-// landed): whatever event comes, an anonymous caller never sees what the
+// landed), through the handler in a queue batch: whatever event comes, an anonymous caller never sees what the
 // bucket's config hides, and a deleted config relaxes nothing.
 func TestVisibilityFailsClosed(t *testing.T) {
 	type step struct {
@@ -149,7 +149,15 @@ func TestVisibilityFailsClosed(t *testing.T) {
 					if deliver == "config" {
 						key = skillsconfig.Key
 					}
-					e.reconcile(key)
+					// The one event, as the queue hands it to the function.
+					event := "ObjectCreated:Put"
+					if s, _ := e.st.Head(context.Background(), key); s.ETag == "" {
+						event = "ObjectRemoved:Delete"
+					}
+					res, err := e.ix.Handle(context.Background(), sqsBatch(t, map[string][]byte{"m1": motoRecord("", key, event)}))
+					if err != nil || res.Batch == nil || len(res.Batch.BatchItemFailures) != 0 {
+						t.Fatalf("handle the %s's event: %v %s", deliver, err, dump(res))
+					}
 					if k.anonymousSees(e) {
 						t.Fatalf("an anonymous caller sees secret-x; catalog %s", dump(e.catalog()))
 					}
