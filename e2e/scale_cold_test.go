@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 	"github.com/skilldrop/skilldrop/internal/catalogtest"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // The api's cold start is measured as TestColdStart measures it (process
@@ -96,6 +99,44 @@ func uploadIndexed(t testing.TB, client *s3.Client, bucket, dir string) (int, ti
 		t.Fatal(errs[0])
 	}
 	return len(keys), time.Since(started)
+}
+
+// pinRenditions pins the rendered documents of the catalog uploaded to
+// bucket (versioned) to the S3 versions they were uploaded as, in a new
+// catalog revision, as the deployed indexer pins what it writes: a catalog
+// indexed into a directory records no versions, and without them the api
+// can neither redirect to a document nor trust one it reads. It returns
+// how many renditions it pinned.
+func pinRenditions(t testing.TB, cfg aws.Config, bucket string) int {
+	t.Helper()
+	ctx := context.Background()
+	st := store.NewS3(cfg, bucket)
+	n := 0
+	_, err := catalog.Update(ctx, st, func(c *catalog.Catalog) error {
+		n = 0
+		if len(c.Documents) == 0 {
+			return catalog.ErrNoChange
+		}
+		for i := range c.Documents {
+			d := &c.Documents[i]
+			for _, r := range []*catalog.Rendition{&d.Identity, d.Gzip} {
+				if r == nil {
+					continue
+				}
+				info, err := st.Head(ctx, r.Key)
+				if err != nil {
+					return fmt.Errorf("head %s: %w", r.Key, err)
+				}
+				r.VersionID, r.ETag = info.VersionID, info.ETag
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, catalog.ErrNoChange) {
+		t.Fatalf("pin the rendered documents of %s: %v", bucket, err)
+	}
+	return n
 }
 
 // coldTarget is one build's catalog of one bucket in the emulator.
@@ -294,9 +335,11 @@ func testScaleColdStart(t *testing.T) {
 				scale.figures.note("api cold start to the first index response (median of 5)", spec, bd.version, "no catalog")
 				continue
 			}
-			bucket := awstest.Bucket(t, cfg)
+			bucket := awstest.VersionedBucket(t, cfg)
 			n, took := uploadIndexed(t, client, bucket, ib.dir)
-			t.Logf("bucket %s, %s: %d objects uploaded in %v", spec, bd.version, n, took.Round(time.Millisecond))
+			pinned := pinRenditions(t, cfg, bucket)
+			t.Logf("bucket %s, %s: %d objects uploaded in %v, %d rendered documents pinned to their S3 versions",
+				spec, bd.version, n, took.Round(time.Millisecond), pinned)
 			tg := &coldTarget{spec: spec, build: bd, env: templateEnv(t, apiID, map[string]string{
 				"SKILLDROP_BUCKET":            bucket,
 				"SKILLDROP_METRIC_NAMESPACE":  namespace,
