@@ -12,6 +12,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/ssm v1.82.1
 	github.com/aws/smithy-go v1.28.9
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/klauspost/compress v1.20.4
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/segmentio/encoding v0.5.4
 	go.yaml.in/yaml/v3 v3.0.6

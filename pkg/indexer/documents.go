@@ -131,6 +131,13 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 			return err
 		}
 		d := catalog.Document{Origin: origin, Path: path, Authenticated: auth, Identity: id}
+		if was := pinnedGzip(pinned, d); was != nil {
+			// The same document as pinned: its gzip rendition stands, and
+			// compressing it again would be most of what a publish costs.
+			d.Gzip = was
+			docs = append(docs, d)
+			return nil
+		}
 		gz := fd.Gzipped()
 		g, err := ix.storeRendition(ctx, pinned, gz, digest.Of(gz), "gzip")
 		if err != nil {
@@ -166,6 +173,19 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 		}
 	}
 	return docs, nil
+}
+
+// pinnedGzip is the gzip rendition pinned for d's document when the
+// identity pinned for it is d's, else nil.
+func pinnedGzip(pinned []catalog.Document, d catalog.Document) *catalog.Rendition {
+	for _, p := range pinned {
+		if p.Origin == d.Origin && p.Path == d.Path && p.Authenticated == d.Authenticated &&
+			p.Identity == d.Identity && p.Gzip != nil {
+			g := *p.Gzip
+			return &g
+		}
+	}
+	return nil
 }
 
 // storeRendition stores bytes (with the Content-Encoding a client fetching
