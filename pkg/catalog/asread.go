@@ -26,6 +26,10 @@ func (e *Entry) unchanged() bool {
 	return e.read != nil && sameEntry(e, &e.read.was)
 }
 
+// Changed reports whether e is not as Decode read it: new, or changed
+// since (what a write of the catalog encodes anew).
+func (e *Entry) Changed() bool { return !e.unchanged() }
+
 // clone is a deep copy of the encoded fields of e.
 func (e *Entry) clone() Entry {
 	c := Entry{

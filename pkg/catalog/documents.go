@@ -16,6 +16,22 @@ type Document struct {
 	// Identity is the document as JSON; Gzip, when set, its gzip encoding.
 	Identity Rendition  `json:"identity"`
 	Gzip     *Rendition `json:"gzip,omitempty"`
+	// Layout, when set, is where the chunks of items lie in both (a
+	// feeddoc.Layout as JSON): what the next publish copies instead of
+	// rendering and compressing again. The request path does not read it.
+	Layout *Rendition `json:"layout,omitempty"`
+}
+
+// Renditions are the objects d pins: its identity, and its gzip encoding
+// and layout when it has them.
+func (d *Document) Renditions() []*Rendition {
+	out := []*Rendition{&d.Identity}
+	for _, r := range []*Rendition{d.Gzip, d.Layout} {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Rendition is one stored encoding of a Document: an object of the bucket,

@@ -60,25 +60,33 @@ func Build(entries []*catalog.Entry, base *url.URL) Index {
 	origin := Origin(base)
 	idx := Index{Schema: SchemaURL, Skills: make([]Skill, 0, len(entries))}
 	for _, e := range entries {
-		ver := e.LatestVersion()
-		if ver == nil {
-			continue
+		if s, ok := Item(e, origin); ok {
+			idx.Skills = append(idx.Skills, s)
 		}
-		u := ArtifactURL(e, origin)
-		if u == "" {
-			continue
-		}
-		idx.Skills = append(idx.Skills, Skill{
-			Name:        e.Name,
-			Type:        string(ver.Type),
-			Description: e.EffectiveDescription(),
-			URL:         u,
-			Digest:      ver.Digest.String(),
-			Version:     ver.Label,
-		})
 	}
 	sort.SliceStable(idx.Skills, func(i, j int) bool { return idx.Skills[i].Name < idx.Skills[j].Name })
 	return idx
+}
+
+// Item is an entry's item in an index for origin (Origin's form); ok is
+// false for an entry Build leaves out.
+func Item(e *catalog.Entry, origin string) (Skill, bool) {
+	ver := e.LatestVersion()
+	if ver == nil {
+		return Skill{}, false
+	}
+	u := ArtifactURL(e, origin)
+	if u == "" {
+		return Skill{}, false
+	}
+	return Skill{
+		Name:        e.Name,
+		Type:        string(ver.Type),
+		Description: e.EffectiveDescription(),
+		URL:         u,
+		Digest:      ver.Digest.String(),
+		Version:     ver.Label,
+	}, true
 }
 
 // Origin formats base as "scheme://host" with no trailing slash: the prefix

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,19 +95,19 @@ func originNames(origins []*url.URL) []string {
 
 // renderDocuments renders c's large documents into the bucket and records
 // them in c; it reports whether the record changed. With trustPins, a
-// document whose bytes c already pins keeps its pin; without, every one is
-// written again.
+// document whose bytes c already pins keeps its pin, and one the write
+// changes is spliced from the pinned one; without, every one is rendered
+// and written again.
 func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trustPins bool) (bool, error) {
 	var docs []catalog.Document
 	origins := ix.originsFor(c)
 	if len(origins) > 0 {
-		v := catalog.Compile(c, "")
 		pinned := c.Documents
 		if !trustPins {
 			pinned = nil
 		}
 		var err error
-		if docs, err = ix.documentsOf(ctx, origins, pinned, c, v); err != nil {
+		if docs, err = ix.documentsOf(ctx, origins, pinned, c); err != nil {
 			return false, err
 		}
 	}
@@ -118,74 +119,204 @@ func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trus
 	return true, nil
 }
 
-// documentsOf renders and stores the large documents of view v.
-func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned []catalog.Document, c *catalog.Catalog, v *catalog.View) ([]catalog.Document, error) {
-	var docs []catalog.Document
-	add := func(origin, path string, auth bool, body any) error {
-		fd := feeddoc.Render(body, feeddoc.StoredLevel)
-		if int64(len(fd.Body)) < ix.minStored {
-			return nil
-		}
-		id, err := ix.storeRendition(ctx, pinned, fd.Body, fd.Digest, "")
-		if err != nil {
-			return err
-		}
-		d := catalog.Document{Origin: origin, Path: path, Authenticated: auth, Identity: id}
-		if was := pinnedGzip(pinned, d); was != nil {
-			// The same document as pinned: its gzip rendition stands, and
-			// compressing it again would be most of what a publish costs.
-			d.Gzip = was
-			docs = append(docs, d)
-			return nil
-		}
-		gz := fd.Gzipped()
-		g, err := ix.storeRendition(ctx, pinned, gz, digest.Of(gz), "gzip")
-		if err != nil {
-			return err
-		}
-		d.Gzip = &g
-		docs = append(docs, d)
-		return nil
-	}
-	listings := slices.Sorted(maps.Keys(c.Listings))
+// storedDoc is one document the indexer renders into the bucket when it is
+// large: what it is, its frame, and how to build it whole or change it.
+type storedDoc struct {
+	origin, path string
+	auth         bool
+	// empty is the document with no items.
+	empty any
+	// items are the document's items in name order, from the view.
+	items func(v *catalog.View) []feeddoc.Item
+	// item is an entry's item in the document (nil: not in it), for the
+	// entries of the document's domain; nil for a document rebuilt whole
+	// on every change (a listing's, whose members the config names).
+	item   func(e *catalog.Entry) []byte
+	domain func(e *catalog.Entry) bool
+}
+
+// storedDocs are the documents of c that may be stored, for origins.
+func storedDocs(c *catalog.Catalog, origins []*url.URL) []storedDoc {
+	topLevel := func(e *catalog.Entry) bool { return e.Kind == catalog.KindSkill && e.Listing == "" }
+	subagent := func(e *catalog.Entry) bool { return e.Kind == catalog.KindSubagent }
+	var out []storedDoc
 	for _, auth := range []bool{false, true} {
 		for _, base := range origins {
 			origin := discovery.Origin(base)
-			if err := add(origin, routes.RFCIndex, auth, discovery.TopLevel(v, auth, base)); err != nil {
-				return nil, err
-			}
-			for _, l := range listings {
-				if idx, ok := discovery.Listing(v, l, auth, base); ok {
-					if err := add(origin, routes.ListingIndex(l), auth, idx); err != nil {
-						return nil, err
+			out = append(out, storedDoc{
+				origin: origin, path: routes.RFCIndex, auth: auth, empty: discovery.Build(nil, base), domain: topLevel,
+				items: func(v *catalog.View) []feeddoc.Item { return indexItems(discovery.TopLevel(v, auth, base)) },
+				item: func(e *catalog.Entry) []byte {
+					if !e.Live() || !e.VisibleTo(auth) {
+						return nil
 					}
-				}
+					if s, ok := discovery.Item(e, origin); ok {
+						return feeddoc.EncodeItem(s)
+					}
+					return nil
+				},
+			})
+			for _, l := range slices.Sorted(maps.Keys(c.Listings)) {
+				out = append(out, storedDoc{
+					origin: origin, path: routes.ListingIndex(l), auth: auth, empty: discovery.Build(nil, base),
+					items: func(v *catalog.View) []feeddoc.Item {
+						idx, _ := discovery.Listing(v, l, auth, base)
+						return indexItems(idx)
+					},
+				})
 			}
 		}
 		// Pages hold origin-root-absolute hrefs only: one rendering serves
 		// every origin.
-		f := &manifest.Feed{View: v, Authenticated: auth}
-		if err := add("", routes.AllPage(routes.SkillFeed), auth, f.Page(catalog.KindSkill, manifest.Range{})); err != nil {
+		for _, kind := range []catalog.Kind{catalog.KindSkill, catalog.KindSubagent} {
+			path, domain := routes.AllPage(routes.SkillFeed), topLevel
+			if kind == catalog.KindSubagent {
+				path, domain = routes.AllPage(routes.SubagentFeed), subagent
+			}
+			out = append(out, storedDoc{
+				path: path, auth: auth, domain: domain,
+				empty: (&manifest.Feed{View: catalog.Compile(catalog.New(), "")}).Page(kind, manifest.Range{}),
+				items: func(v *catalog.View) []feeddoc.Item {
+					page := (&manifest.Feed{View: v, Authenticated: auth}).Page(kind, manifest.Range{})
+					out := make([]feeddoc.Item, len(page.Items))
+					for i, it := range page.Items {
+						out[i] = feeddoc.Item{Name: it.Name, JSON: feeddoc.EncodeItem(it)}
+					}
+					return out
+				},
+				item: func(e *catalog.Entry) []byte {
+					if !e.Live() || !e.VisibleTo(auth) {
+						return nil
+					}
+					return feeddoc.EncodeItem(manifest.PageItemOf(kind, e))
+				},
+			})
+		}
+	}
+	return out
+}
+
+func indexItems(idx discovery.Index) []feeddoc.Item {
+	out := make([]feeddoc.Item, len(idx.Skills))
+	for i, s := range idx.Skills {
+		out[i] = feeddoc.Item{Name: s.Name, JSON: feeddoc.EncodeItem(s)}
+	}
+	return out
+}
+
+// documentsOf renders and stores the large documents of c. A document the
+// catalog pins (pinned) whose entries did not change is kept as it is; one
+// whose entries changed, not too many, is spliced from the pinned bytes
+// (feeddoc.Splice), so a publish costs what it changed plus copying the
+// rest; any other is built whole from the view.
+func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned []catalog.Document, c *catalog.Catalog) ([]catalog.Document, error) {
+	var v *catalog.View
+	view := func() *catalog.View {
+		if v == nil {
+			v = catalog.Compile(c, "")
+		}
+		return v
+	}
+	changed := changedEntries(c)
+	var docs []catalog.Document
+	for _, sd := range storedDocs(c, origins) {
+		prev := findPinned(pinned, sd.origin, sd.path, sd.auth)
+		var changes map[string][]byte
+		if sd.item != nil {
+			changes = map[string][]byte{}
+			for _, e := range changed {
+				if sd.domain(e) {
+					changes[e.Name] = sd.item(e)
+				}
+			}
+			if prev != nil && len(changes) == 0 {
+				docs = append(docs, *prev) // nothing in it changed
+				continue
+			}
+		}
+		prefix, suffix, ok := feeddoc.Frame(feeddoc.Render(sd.empty, feeddoc.StoredLevel).Body)
+		if !ok {
+			return nil, fmt.Errorf("render %s: the document has no one place for its items", sd.path)
+		}
+		var st *feeddoc.Stored
+		if prev != nil && changes != nil && len(changes) <= spliceAtMost(len(c.Skills)+len(c.Subagents)) {
+			var err error
+			if st, err = ix.splice(ctx, prev, prefix, suffix, changes); err != nil {
+				// Never trusted, never fatal: the document is built whole.
+				ix.log.WarnContext(ctx, "a stored document cannot be spliced; rendering it whole", "path", sd.path, "error", err.Error())
+				st = nil
+			} else {
+				ix.log.DebugContext(ctx, "stored document spliced", "path", sd.path, "authenticated", sd.auth, "items", len(changes))
+			}
+		}
+		if st == nil {
+			var err error
+			if st, err = feeddoc.Build(prefix, suffix, sd.items(view())); err != nil {
+				return nil, fmt.Errorf("render %s: %w", sd.path, err)
+			}
+		}
+		if int64(len(st.Body)) < ix.minStored {
+			continue
+		}
+		d, err := ix.storeDocument(ctx, pinned, sd, st)
+		if err != nil {
 			return nil, err
 		}
-		if err := add("", routes.AllPage(routes.SubagentFeed), auth, f.Page(catalog.KindSubagent, manifest.Range{})); err != nil {
-			return nil, err
-		}
+		docs = append(docs, d)
 	}
 	return docs, nil
 }
 
-// pinnedGzip is the gzip rendition pinned for d's document when the
-// identity pinned for it is d's, else nil.
-func pinnedGzip(pinned []catalog.Document, d catalog.Document) *catalog.Rendition {
-	for _, p := range pinned {
-		if p.Origin == d.Origin && p.Path == d.Path && p.Authenticated == d.Authenticated &&
-			p.Identity == d.Identity && p.Gzip != nil {
-			g := *p.Gzip
-			return &g
+// spliceAtMost is how many of a catalog's n entries may change for its
+// documents to be spliced rather than built whole.
+func spliceAtMost(n int) int { return max(64, n/8) }
+
+// changedEntries are c's entries that a write of c encodes anew.
+func changedEntries(c *catalog.Catalog) []*catalog.Entry {
+	var out []*catalog.Entry
+	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+		for _, e := range m {
+			if e.Changed() {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+func findPinned(pinned []catalog.Document, origin, path string, auth bool) *catalog.Document {
+	for i := range pinned {
+		if d := &pinned[i]; d.Origin == origin && d.Path == path && d.Authenticated == auth {
+			return d
 		}
 	}
 	return nil
+}
+
+// storeDocument stores a document's renditions (those the catalog pins
+// already are kept) and returns its record.
+func (ix *Indexer) storeDocument(ctx context.Context, pinned []catalog.Document, sd storedDoc, st *feeddoc.Stored) (catalog.Document, error) {
+	layout, err := json.Marshal(st.Layout)
+	if err != nil {
+		return catalog.Document{}, fmt.Errorf("encode the layout of %s: %w", sd.path, err)
+	}
+	d := catalog.Document{Origin: sd.origin, Path: sd.path, Authenticated: sd.auth}
+	for _, r := range []struct {
+		to       **catalog.Rendition
+		b        []byte
+		encoding string
+	}{{nil, st.Body, ""}, {&d.Gzip, st.Gz, "gzip"}, {&d.Layout, layout, ""}} {
+		rend, err := ix.storeRendition(ctx, pinned, r.b, digest.Of(r.b), r.encoding)
+		if err != nil {
+			return catalog.Document{}, err
+		}
+		if r.to == nil {
+			d.Identity = rend
+		} else {
+			*r.to = &rend
+		}
+	}
+	return d, nil
 }
 
 // storeRendition stores bytes (with the Content-Encoding a client fetching
@@ -197,8 +328,8 @@ func pinnedGzip(pinned []catalog.Document, d catalog.Document) *catalog.Renditio
 func (ix *Indexer) storeRendition(ctx context.Context, pinned []catalog.Document, b []byte, d digest.Digest, encoding string) (catalog.Rendition, error) {
 	key := RenderedPrefix + d.Hex()
 	for _, doc := range pinned {
-		for _, r := range []*catalog.Rendition{&doc.Identity, doc.Gzip} {
-			if r != nil && r.Key == key && r.Digest.Equal(d) && r.Size == int64(len(b)) {
+		for _, r := range doc.Renditions() {
+			if r.Key == key && r.Digest.Equal(d) && r.Size == int64(len(b)) {
 				return *r, nil
 			}
 		}
@@ -221,10 +352,7 @@ const collectAge = time.Hour
 // versions holds other bytes).
 func (ix *Indexer) staleRenditions(ctx context.Context, c *catalog.Catalog) (bool, error) {
 	for _, d := range c.Documents {
-		for _, r := range []*catalog.Rendition{&d.Identity, d.Gzip} {
-			if r == nil {
-				continue
-			}
+		for _, r := range d.Renditions() {
 			info, err := ix.store.Head(ctx, r.Key)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
@@ -244,9 +372,8 @@ func (ix *Indexer) staleRenditions(ctx context.Context, c *catalog.Catalog) (boo
 func (ix *Indexer) collectRendered(ctx context.Context, c *catalog.Catalog) (int, error) {
 	pinned := map[string]bool{}
 	for _, d := range c.Documents {
-		pinned[d.Identity.Key] = true
-		if d.Gzip != nil {
-			pinned[d.Gzip.Key] = true
+		for _, r := range d.Renditions() {
+			pinned[r.Key] = true
 		}
 	}
 	infos, err := ix.store.List(ctx, RenderedPrefix)

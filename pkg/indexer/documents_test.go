@@ -2,10 +2,15 @@ package indexer
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +180,132 @@ func TestAWorkstationKeepsTheDeploymentsOrigins(t *testing.T) {
 	got, _, err := store.ReadAll(context.Background(), e.st, d.Identity.Key, 0)
 	if err != nil || !bytes.Contains(got, []byte(`"from-a-laptop"`)) {
 		t.Fatalf("the stored index does not list the workstation's publish (%v)", err)
+	}
+}
+
+// storedDocsAreRendered checks every document the catalog pins: its bytes
+// are what the request path renders from the catalog's view, its gzip
+// rendition reads back as them, and its layout describes both.
+func storedDocsAreRendered(t *testing.T, e *env) *catalog.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	c := e.catalog()
+	v := catalog.Compile(c, "")
+	origin, _ := url.Parse("https://skills.example.com")
+	for _, d := range c.Documents {
+		var want any
+		switch {
+		case d.Path == routes.RFCIndex:
+			want = discovery.TopLevel(v, d.Authenticated, origin)
+		case d.Path == routes.AllPage(routes.SkillFeed):
+			want = (&manifest.Feed{View: v, Authenticated: d.Authenticated}).Page(catalog.KindSkill, manifest.Range{})
+		case d.Path == routes.AllPage(routes.SubagentFeed):
+			want = (&manifest.Feed{View: v, Authenticated: d.Authenticated}).Page(catalog.KindSubagent, manifest.Range{})
+		default:
+			l := strings.TrimSuffix(strings.TrimPrefix(d.Path, routes.ListingIndex("")), "/index.json")
+			want, _ = discovery.Listing(v, l, d.Authenticated, origin)
+		}
+		body, err := e.ix.readRendition(ctx, &d.Identity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(body, feeddoc.Render(want, feeddoc.StoredLevel).Body) {
+			t.Fatalf("stored %s (authenticated %v) is not what the request path renders", d.Path, d.Authenticated)
+		}
+		gz, err := e.ix.readRendition(ctx, d.Gzip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("the gzip rendition of %s does not read back as the document (%v)", d.Path, err)
+		}
+		if _, err := e.ix.splice(ctx, &d, nil, nil, nil); err != nil {
+			t.Fatalf("the layout of %s does not describe it: %v", d.Path, err)
+		}
+	}
+	return c
+}
+
+// TestAPublishSplicesTheStoredDocuments: publishes, new versions,
+// withdrawals and visibility changes each leave every stored document what
+// the request path renders, and each splices the pinned documents: the
+// chunks holding nothing that changed keep their bytes.
+func TestAPublishSplicesTheStoredDocuments(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, 32<<10 })
+	bigBucket(t, e, 1200)
+	before := storedDocsAreRendered(t, e)
+	if len(before.Documents) < 4 {
+		t.Fatalf("%d stored documents; want the index and the page, for both auth classes", len(before.Documents))
+	}
+	hidden := "version: 1\nskills:\n"
+	for i := range 1200 {
+		if i%10 == 0 || i == 7 {
+			hidden += fmt.Sprintf("  - name: skill-%04d\n    visibility: authenticated\n", i)
+		}
+	}
+	steps := []struct {
+		name string
+		do   func()
+		// kept: no stored document lists what changed (the sub-agents'
+		// page is too small to be stored), so every pin stays.
+		kept bool
+	}{
+		{"a new skill among the others", func() { e.drop("skills/skill-0600a.md", skillDoc("skill-0600a", "1", "New among them.")) }, false},
+		{"a new skill before every other", func() { e.drop("skills/aaa-first.md", skillDoc("aaa-first", "1", "First of all.")) }, false},
+		{"a new version", func() { e.drop("skills/skill-0300.md", skillDoc("skill-0300", "2", "Second version.")) }, false},
+		{"a withdrawal", func() { e.remove("skills/skill-0900.md") }, false},
+		{"a skill made authenticated", func() { e.drop("agent-skills.yaml", []byte(hidden)) }, false},
+		{"a sub-agent", func() { e.drop("subagents/helper.md", agentDoc("helper", "1")) }, true},
+		{"the last skill withdrawn", func() { e.remove("skills/skill-1199.md") }, false},
+	}
+	for _, s := range steps {
+		prev := e.catalog()
+		spliced := strings.Count(e.logs.String(), `"msg":"stored document spliced"`)
+		s.do()
+		if again := strings.Count(e.logs.String(), `"msg":"stored document spliced"`); (again > spliced) == s.kept {
+			t.Errorf("%s: %d stored documents spliced", s.name, again-spliced)
+		}
+		if s.kept && !reflect.DeepEqual(e.catalog().Documents, prev.Documents) {
+			t.Errorf("%s: the stored documents were written again", s.name)
+		}
+		c := storedDocsAreRendered(t, e)
+		d := c.Document("https://skills.example.com", routes.RFCIndex, true)
+		p := prev.Document("https://skills.example.com", routes.RFCIndex, true)
+		if d == nil || p == nil || d.Layout == nil || p.Layout == nil {
+			t.Fatalf("%s: no layout", s.name)
+		}
+		var was, now feeddoc.Layout
+		for _, x := range []struct {
+			r *catalog.Rendition
+			l *feeddoc.Layout
+		}{{p.Layout, &was}, {d.Layout, &now}} {
+			b, err := e.ix.readRendition(context.Background(), x.r)
+			if err != nil || json.Unmarshal(b, x.l) != nil {
+				t.Fatalf("%s: layout: %v", s.name, err)
+			}
+		}
+		kept := 0
+		for _, ch := range now.Chunks {
+			if slices.Contains(was.Chunks, ch) {
+				kept++
+			}
+		}
+		if len(now.Chunks) < 2 || kept < len(now.Chunks)-2 {
+			t.Errorf("%s: %d of %d chunks of the index kept; a splice keeps all but the changed ones", s.name, kept, len(now.Chunks))
+		}
+	}
+	// A pinned rendition someone overwrote is not spliced from: the next
+	// publish builds the document whole, and it is still right.
+	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false)
+	e.put(d.Identity.Key, []byte("tampered"))
+	e.drop("skills/after-tampering.md", skillDoc("after-tampering", "1", "Published after."))
+	storedDocsAreRendered(t, e)
+	if !strings.Contains(e.logs.String(), "cannot be spliced") {
+		t.Error("the tampered document was spliced from")
 	}
 }

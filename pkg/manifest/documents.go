@@ -267,15 +267,20 @@ func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 	in := r.slice(c.list(f.View, f.Authenticated))
 	items := make([]PageItem, 0, len(in))
 	for _, e := range in {
-		latest := e.LatestVersion()
-		items = append(items, PageItem{
-			Name:          e.Name,
-			LatestVersion: latest.Label,
-			VersionRange:  VersionRange{Min: e.FirstVersion(), Max: latest.Label, Count: e.VersionCount()},
-			Href:          c.identityHref(e.Name),
-		})
+		items = append(items, PageItemOf(kind, e))
 	}
 	return Page{Kind: c.pageKind, Range: r.String(), Items: items, Links: SelfLinks{Link{c.pageHref(r)}}}
+}
+
+// PageItemOf is a live entry of kind as a page lists it.
+func PageItemOf(kind catalog.Kind, e *catalog.Entry) PageItem {
+	latest := e.LatestVersion()
+	return PageItem{
+		Name:          e.Name,
+		LatestVersion: latest.Label,
+		VersionRange:  VersionRange{Min: e.FirstVersion(), Max: latest.Label, Count: e.VersionCount()},
+		Href:          collectionOf(kind).identityHref(e.Name),
+	}
 }
 
 // Identity returns one entry with its versions, newest first; ok is false

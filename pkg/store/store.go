@@ -6,6 +6,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +126,18 @@ func ReadAll(ctx context.Context, s Store, key string, limit int64) ([]byte, Inf
 	if limit > 0 {
 		r = io.LimitReader(obj.Body, limit+1)
 	}
-	b, err := io.ReadAll(r)
-	if err != nil {
+	// Sized from the answer, so a large object is read into one buffer
+	// rather than one doubled a few dozen times; the read still stops at
+	// the limit whatever the object turns out to hold.
+	hint := obj.Size
+	if limit > 0 {
+		hint = min(hint, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(0, min(hint, 64<<20))+bytes.MinRead))
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, obj.Info, fmt.Errorf("read %s: %w", key, err)
 	}
+	b := buf.Bytes()
 	if limit > 0 && int64(len(b)) > limit {
 		return nil, obj.Info, fmt.Errorf("%w: %s has more than %d bytes", ErrTooLarge, key, limit)
 	}
