@@ -49,7 +49,10 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		withdrawn[targetOf(e)] = true
 		d.withdrawn = append(d.withdrawn, changeOf(e, e.LatestVersion()))
 	}
-	occ := newOccupancy(c, p.cfg)
+	// The entries hold the settings of the config in force unless this
+	// round changes it, or re-indexes everything.
+	settled := p.config == nil && !p.establish
+	occ := newOccupancy(c, p.cfg, settled)
 	// Config-owned entries the config in force no longer defines go first:
 	// a new config withdraws the entries of the old one it drops.
 	for _, e := range occ.bySource[catalog.ConfigSource] {
@@ -87,7 +90,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		}
 	}
 	d.rejections = append(d.rejections, p.rejects...)
-	if applySettings(c, p.cfg) {
+	if applySettings(c, p.cfg, settled) {
 		d.changed = true
 	}
 	if holds, etags := recordSources(c, p); holds || (etags && p.establish) {
@@ -231,9 +234,11 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 // description and served path, listing membership, and the listings
 // themselves (the config's, plus those live listing drops create). It is
 // total and idempotent, so a re-index yields the same settings as
-// incremental indexing, whatever order events came in. It reports whether
+// incremental indexing, whatever order events came in. With settled (the
+// config in force is the one the entries were last set by), an entry this
+// write does not change keeps its settings unexamined. It reports whether
 // anything changed.
-func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) bool {
+func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) bool {
 	listings := map[string]*catalog.Listing{}
 	member := map[string][]string{} // top-level skill → the listings including it
 	if cfg != nil {
@@ -249,6 +254,12 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) bool {
 	changed := false
 	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range m {
+			if e.Kind == catalog.KindSkill && e.Listing != "" && e.Live() && listings[e.Listing] == nil {
+				listings[e.Listing] = &catalog.Listing{Name: e.Listing}
+			}
+			if settled && !e.Changed() {
+				continue // its settings are those the config in force gave it
+			}
 			vis, desc := catalog.Public, ""
 			if ce := cfg.Touches(e.Kind, e.Listing, e.Name); ce != nil {
 				if ce.Visibility != "" {
@@ -265,9 +276,6 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config) bool {
 			if e.Visibility != vis || e.Description != desc || e.Path != path || !slices.Equal(e.Listings, in) {
 				e.Visibility, e.Description, e.Path, e.Listings = vis, desc, path, slices.Clone(in)
 				changed = true
-			}
-			if e.Kind == catalog.KindSkill && e.Listing != "" && e.Live() && listings[e.Listing] == nil {
-				listings[e.Listing] = &catalog.Listing{Name: e.Listing}
 			}
 		}
 	}

@@ -52,8 +52,12 @@ type occupancy struct {
 	pathOf map[target]string
 }
 
-func newOccupancy(c *catalog.Catalog, cfg *skillsconfig.Config) *occupancy {
-	o := &occupancy{bySource: map[string][]*catalog.Entry{}, paths: map[string]target{}, pathOf: map[target]string{}}
+// newOccupancy is who holds what in c under cfg. With settled, c's entries
+// hold the paths cfg gives them (applySettings ran with it at the last
+// write: the config did not change since) and are taken as they are.
+func newOccupancy(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) *occupancy {
+	n := len(c.Skills) + len(c.Subagents)
+	o := &occupancy{bySource: make(map[string][]*catalog.Entry, n), paths: make(map[string]target, n), pathOf: make(map[target]string, n)}
 	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range m {
 			if !e.Withdrawn {
@@ -63,7 +67,11 @@ func newOccupancy(c *catalog.Catalog, cfg *skillsconfig.Config) *occupancy {
 				o.contended = append(o.contended, e)
 			}
 			if e.Live() {
-				o.serve(targetOf(e), entryPath(e, cfg))
+				path := e.Path
+				if !settled {
+					path = entryPath(e, cfg)
+				}
+				o.serve(targetOf(e), path)
 			}
 		}
 	}
