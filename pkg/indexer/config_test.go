@@ -90,6 +90,9 @@ subagents:
 	if c := e.catalog(); c.Config == nil || c.Bucket == nil || c.Bucket.State != catalog.ConfigMissing {
 		t.Fatalf("config state after the deletion: %s", dump(c.Bucket))
 	}
+	if audits, datapoints := e.rejectedAs(CodeConfigMissing); audits != 1 || datapoints != 1 {
+		t.Fatalf("config_missing: %d audit events, %d UploadRejected datapoints; want one of each", audits, datapoints)
+	}
 	// An empty config is how to run without one: the overrides go.
 	if res := e.config("version: 1\n"); res.Config != ConfigApplied {
 		t.Fatalf("result %s", dump(res))

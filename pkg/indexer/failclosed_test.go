@@ -243,10 +243,11 @@ func TestALostConfigEventIsRepairedByTheReconcile(t *testing.T) {
 	if res.Config != ConfigApplied || secretKinds[0].anonymousSees(e) {
 		t.Fatalf("the reconcile did not apply the config: %s", dump(res))
 	}
-	// It read the config, the catalog and what the config names, not the
-	// 20 other skills.
+	// It read the config, the catalog and what the config names, and
+	// neither read nor asked about the 20 other skills: its cost is a
+	// listing and what changed, not a request per key.
 	if got := reads.gets(); slices.ContainsFunc(got, func(k string) bool { return strings.HasPrefix(k, "skills/u") }) {
-		t.Errorf("the reconcile read unchanged keys: %v", got)
+		t.Errorf("the reconcile read or asked about unchanged keys: %v", got)
 	}
 	// A second reconcile finds nothing to do and writes nothing.
 	rev := e.catalog().Revision
@@ -266,6 +267,12 @@ func (r *readCounter) Get(ctx context.Context, key string, o store.GetOptions) (
 	return r.Store.Get(ctx, key, o)
 }
 
+func (r *readCounter) Head(ctx context.Context, key string) (store.Info, error) {
+	r.keys = append(r.keys, key)
+	return r.Store.Head(ctx, key)
+}
+
+// gets are the keys read or asked about, in order.
 func (r *readCounter) gets() []string { return r.keys }
 
 // deniedStore answers every read of one key as access denied.
@@ -303,10 +310,13 @@ func TestAnUnreadableConfigHolds(t *testing.T) {
 	if c := e.catalog(); c.Config == nil || c.Bucket == nil || c.Bucket.State != catalog.ConfigUnreadable {
 		t.Fatalf("config state %s", dump(c.Bucket))
 	}
-	// The same again is not news: no second audit event.
+	// The same again is not news: no second audit event or datapoint.
 	e.drop("skills/secret-x.md", skillDoc("secret-x", "1", "Secret."))
 	if n := len(e.audits()); n != 1 {
 		t.Fatalf("%d audit events, want 1", n)
+	}
+	if audits, datapoints := e.rejectedAs(CodeConfigUnreadable); audits != 1 || datapoints != 1 {
+		t.Fatalf("config_unreadable: %d audit events, %d UploadRejected datapoints; want one of each", audits, datapoints)
 	}
 
 	t.Run("a transient failure publishes nothing", func(t *testing.T) {

@@ -243,3 +243,20 @@ func consistent(t testing.TB, st store.Store) {
 		}
 	}
 }
+
+// rejectedAs counts what the env recorded of rejections with code: audit
+// events, and UploadRejected datapoints with Reason=code.
+func (e *env) rejectedAs(code string) (audits, datapoints int) {
+	e.t.Helper()
+	for _, a := range e.audits() {
+		if a["code"] == code {
+			audits++
+		}
+	}
+	for _, s := range e.metrics.Samples() {
+		if s.Name == obs.UploadRejected && s.Dimension == obs.DimensionReason && s.Value == code {
+			datapoints += s.N
+		}
+	}
+	return audits, datapoints
+}
