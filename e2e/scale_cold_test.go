@@ -119,10 +119,7 @@ func pinRenditions(t testing.TB, cfg aws.Config, bucket string) int {
 		}
 		for i := range c.Documents {
 			d := &c.Documents[i]
-			for _, r := range []*catalog.Rendition{&d.Identity, d.Gzip} {
-				if r == nil {
-					continue
-				}
+			for _, r := range d.Renditions() {
 				info, err := st.Head(ctx, r.Key)
 				if err != nil {
 					return fmt.Errorf("head %s: %w", r.Key, err)
