@@ -43,6 +43,7 @@ func (e *Entry) clone() Entry {
 		h := cloneVersion(*e.Head)
 		c.Head = &h
 	}
+	c.lazy = e.lazy // a head read stays as read until asked for; lazyHead keeps its own copy
 	if e.WithdrawnAt != nil {
 		t := *e.WithdrawnAt
 		c.WithdrawnAt = &t
@@ -63,7 +64,32 @@ func sameEntry(a, b *Entry) bool {
 		a.Description == b.Description && slices.Equal(a.Listings, b.Listings) && a.Latest == b.Latest &&
 		a.First == b.First && a.FirstPublished.Equal(b.FirstPublished) && sameLocation(a.FirstPublished, b.FirstPublished) &&
 		a.Count == b.Count && a.Withdrawn == b.Withdrawn && slices.Equal(a.Contenders, b.Contenders) &&
-		sameTimePtr(a.WithdrawnAt, b.WithdrawnAt) && sameVersionPtr(a.Head, b.Head)
+		sameTimePtr(a.WithdrawnAt, b.WithdrawnAt) && sameHeadAsRead(a, b)
+}
+
+// sameHeadAsRead reports whether e's head is still the one was (the copy
+// remember made of e) was read with: a head read and never asked for is;
+// one decoded is unless changed in place; one set anew is compared with
+// the head as read.
+func sameHeadAsRead(e, was *Entry) bool {
+	if e.Head == nil && was.Head == nil && e.lazy == was.lazy {
+		if e.lazy == nil || !e.lazy.decoded() {
+			return true
+		}
+		return sameVersionPtr(e.lazy.v, e.lazy.pristine)
+	}
+	return sameVersionPtr(e.head(), was.asReadHead())
+}
+
+// asReadHead is the head of was as it was read.
+func (e *Entry) asReadHead() *Version {
+	if e.Head != nil || e.lazy == nil {
+		return e.Head
+	}
+	if _, err := e.lazy.get(); err != nil {
+		return nil
+	}
+	return e.lazy.pristine
 }
 
 func sameVersionPtr(a, b *Version) bool {

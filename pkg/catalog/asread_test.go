@@ -60,25 +60,38 @@ func TestSameEntryCoversEveryEncodedField(t *testing.T) {
 	}
 	for _, f := range encodedFields(reflect.TypeFor[Version]()) {
 		e, before := fresh(t)
-		mutate(t, reflect.ValueOf(e.Head).Elem().FieldByIndex(f.Index))
+		mutate(t, reflect.ValueOf(e.LatestVersion()).Elem().FieldByIndex(f.Index))
 		check(t, "Version."+f.Name, e, before)
 	}
 	for _, f := range encodedFields(reflect.TypeFor[File]()) {
 		e, before := fresh(t)
-		mutate(t, reflect.ValueOf(&e.Head.Files[0]).Elem().FieldByIndex(f.Index))
+		mutate(t, reflect.ValueOf(&e.LatestVersion().Files[0]).Elem().FieldByIndex(f.Index))
 		check(t, "File."+f.Name, e, before)
 	}
 	// In place, through shared backing arrays: the copy is deep.
 	for name, fn := range map[string]func(e *Entry){
 		"Contenders[0]":  func(e *Entry) { e.Contenders[0] = "skills/other.zip" },
-		"Frontmatter[2]": func(e *Entry) { e.Head.Frontmatter[2] = 'N' },
-		"Head replaced":  func(e *Entry) { v := *e.Head; v.Size++; e.Head = &v },
+		"Frontmatter[2]": func(e *Entry) { e.LatestVersion().Frontmatter[2] = 'N' },
+		"Head replaced":  func(e *Entry) { v := *e.LatestVersion(); v.Size++; e.Head = &v },
 		"WithdrawnAt":    func(e *Entry) { *e.WithdrawnAt = e.WithdrawnAt.Add(time.Second) },
-		"zone":           func(e *Entry) { e.Head.PublishedAt = e.Head.PublishedAt.In(time.FixedZone("x", 3600)) },
+		"zone":           func(e *Entry) { h := e.LatestVersion(); h.PublishedAt = h.PublishedAt.In(time.FixedZone("x", 3600)) },
 	} {
 		e, before := fresh(t)
 		fn(e)
 		check(t, name, e, before)
+	}
+	// Asked for, and set again to what it was read as, the head is unchanged.
+	for name, fn := range map[string]func(e *Entry){
+		"head asked for":      func(e *Entry) { _ = e.LatestVersion() },
+		"head set as it was":  func(e *Entry) { v := *e.LatestVersion(); e.Head = &v },
+		"history loaded":      func(e *Entry) { _ = e.LoadHistory() },
+		"history loaded, set": func(e *Entry) { _ = e.LoadHistory(); e.SetVersions(e.Versions) },
+	} {
+		e, _ := fresh(t)
+		fn(e)
+		if !e.unchanged() {
+			t.Errorf("%s: counts as changed", name)
+		}
 	}
 	if mutations < 30 {
 		t.Fatalf("only %d mutations tried", mutations)

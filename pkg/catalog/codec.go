@@ -430,7 +430,7 @@ func (e *Entry) LoadHistory() error {
 	if e.HasHistory() {
 		return nil
 	}
-	vs, err := decodeHistory(e.history, e.Head)
+	vs, err := decodeHistory(e.history, e.head())
 	if err != nil {
 		return fmt.Errorf("history of %s: %w", e.ID(), err)
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -68,26 +69,39 @@ func frontmatterDescription(fm json.RawMessage) (d string, ok bool) {
 
 // marshalEntry is e's entry line.
 func marshalEntry(e *Entry) ([]byte, error) {
+	if err := e.headErr(); err != nil {
+		return nil, err
+	}
 	line := storedEntry{Entry: *e}
-	if e.Head != nil {
-		line.Head = compact(e.Head)
+	if h := e.head(); h != nil {
+		line.Head = compact(h)
 	}
 	return json.Marshal(&line)
 }
 
-// unmarshalEntry decodes an entry line into e.
+// lineEntry is an entry line with its head left undecoded.
+type lineEntry struct {
+	Entry
+	Head json.RawMessage `json:"head,omitempty"`
+}
+
+// unmarshalEntry decodes an entry line into e, all but its head, which is
+// decoded when first asked for (lazyhead.go). A head whose label is not
+// the entry's latest is decoded at once, as the shortcut of Live would
+// not hold for it.
 func unmarshalEntry(b []byte, e *Entry) error {
-	var line storedEntry
+	var line lineEntry
 	if err := decodeJSON(b, &line); err != nil {
 		return err
 	}
 	*e = line.Entry
-	if line.Head != nil {
-		v, err := line.Head.expand()
-		if err != nil {
-			return err
+	if len(line.Head) > 0 && !bytes.Equal(line.Head, []byte("null")) {
+		e.lazy = &lazyHead{raw: line.Head}
+		if !e.lazy.labelIs(e.Latest) {
+			if err := e.headErr(); err != nil {
+				return err
+			}
 		}
-		e.Head = &v
 	}
 	return nil
 }

@@ -69,12 +69,25 @@ func TestDescriptionStoredOnce(t *testing.T) {
 }
 
 // TestAMissingDescriptionIsAnError: a stored version with neither a
-// description nor one in its frontmatter is a broken catalog, not "".
+// description nor one in its frontmatter is a broken catalog, not "": the
+// head is never read as a version (the entry has no latest version, so it
+// is served nowhere), and writing the entry changed is an error.
 func TestAMissingDescriptionIsAnError(t *testing.T) {
-	var e Entry
-	err := unmarshalEntry([]byte(`{"name":"x","kind":"skill","latest":"1","head":{"label":"1","frontmatter":{"name":"x"}}}`), &e)
-	if err == nil {
-		t.Fatalf("decoded %+v", e.Head)
+	for _, line := range []string{
+		`{"name":"x","kind":"skill","latest":"1","head":{"label":"1","frontmatter":{"name":"x"}}}`,
+		`{"name":"x","kind":"skill","latest":"1","head":{"label":"2","frontmatter":{"name":"x"}}}`, // decoded at once
+	} {
+		var e Entry
+		if err := unmarshalEntry([]byte(line), &e); err != nil {
+			continue // found broken as it was read
+		}
+		if v := e.LatestVersion(); v != nil || e.headErr() == nil || e.Live() {
+			t.Fatalf("%s: read as %+v", line, v)
+		}
+		e.Count++
+		if _, err := marshalEntry(&e); err == nil {
+			t.Fatalf("%s: written without its head", line)
+		}
 	}
 }
 

@@ -139,6 +139,8 @@ type Entry struct {
 	loaded  bool
 	// read is the entry as decoded, for Encode (asread.go).
 	read *asRead
+	// lazy is the head as read, while Head is unset (lazyhead.go).
+	lazy *lazyHead
 }
 
 // Version is one immutable published version.
@@ -247,8 +249,8 @@ func (e *Entry) ID() string { return ID(e.Listing, e.Name) }
 // LatestVersion returns the latest version, or nil when there is none.
 func (e *Entry) LatestVersion() *Version {
 	if !e.HasHistory() {
-		if e.Head != nil && e.Head.Label == e.Latest {
-			return e.Head
+		if h := e.head(); h != nil && h.Label == e.Latest {
+			return h
 		}
 		return nil
 	}
@@ -259,8 +261,8 @@ func (e *Entry) LatestVersion() *Version {
 // is loaded only the latest version is known.
 func (e *Entry) Version(label string) *Version {
 	if !e.HasHistory() {
-		if e.Head != nil && e.Head.Label == label {
-			return e.Head
+		if h := e.head(); h != nil && h.Label == label {
+			return h
 		}
 		return nil
 	}
@@ -324,6 +326,16 @@ func (e *Entry) summarize() {
 
 // Live reports whether the entry is served: not withdrawn and with a latest version.
 func (e *Entry) Live() bool { return !e.Withdrawn && e.LatestVersion() != nil }
+
+// LiveAsRead is Live without decoding a head read from the catalog, which
+// is taken to be the latest version, as its label said when it was read:
+// for looking over every entry of a large catalog, as a publish does.
+func (e *Entry) LiveAsRead() bool {
+	if !e.Withdrawn && e.Head == nil && e.lazy != nil && !e.HasHistory() {
+		return true
+	}
+	return e.Live()
+}
 
 // EffectiveDescription is the config override, else the latest version's.
 func (e *Entry) EffectiveDescription() string {

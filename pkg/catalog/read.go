@@ -140,13 +140,13 @@ func (h *Head) View(ctx context.Context, s store.Store) (*View, error) {
 			return nil, fmt.Errorf("catalog: %s is not an entry of revision %d", e.ID(), h.Revision)
 		}
 		if sp.n <= 2 { // "[]": the latest is the only version
-			return decodeHistory(nil, e.Head)
+			return decodeHistory(nil, e.head())
 		}
 		line, _, err := readRange(ctx, s, sp.off, sp.n, store.GetOptions{IfMatch: h.ETag})
 		if err != nil {
 			return nil, err
 		}
-		vs, err := decodeHistory(line, e.Head)
+		vs, err := decodeHistory(line, e.head())
 		if err != nil {
 			return nil, fmt.Errorf("decode history of %s: %w", e.ID(), err)
 		}

@@ -33,7 +33,7 @@ func Compile(c *Catalog, etag string) *View {
 			if e.HasHistory() {
 				return e.Versions, nil
 			}
-			return decodeHistory(e.history, e.Head)
+			return decodeHistory(e.history, e.head())
 		})
 }
 

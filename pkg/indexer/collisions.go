@@ -66,7 +66,7 @@ func newOccupancy(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) *o
 			if len(e.Contenders) > 0 {
 				o.contended = append(o.contended, e)
 			}
-			if e.Live() {
+			if e.LiveAsRead() {
 				path := e.Path
 				if !settled {
 					path = entryPath(e, cfg)

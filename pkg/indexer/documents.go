@@ -106,8 +106,11 @@ func (ix *Indexer) renderDocuments(ctx context.Context, c *catalog.Catalog, trus
 		if !trustPins {
 			pinned = nil
 		}
+		// The documents are those of the catalog as read, for these
+		// origins: what did not change is what it was.
+		settled := trustPins && slices.Equal(c.DocumentOrigins, originNames(origins))
 		var err error
-		if docs, err = ix.documentsOf(ctx, origins, pinned, c); err != nil {
+		if docs, err = ix.documentsOf(ctx, origins, pinned, c, settled); err != nil {
 			return false, err
 		}
 	}
@@ -133,12 +136,30 @@ type storedDoc struct {
 	// on every change (a listing's, whose members the config names).
 	item   func(e *catalog.Entry) []byte
 	domain func(e *catalog.Entry) bool
+	// bounded documents hold at most atMost items, so one that cannot
+	// reach the threshold is not rendered to find out.
+	bounded bool
+	atMost  int
 }
+
+// maxItemBytes bounds an item of an RFC index (a name of at most 64
+// characters, a description of at most 1,024 however escaped, a URL, a
+// digest, a version label), to skip rendering a listing's index that cannot
+// be large enough to store.
+const maxItemBytes = 16 << 10
 
 // storedDocs are the documents of c that may be stored, for origins.
 func storedDocs(c *catalog.Catalog, origins []*url.URL) []storedDoc {
 	topLevel := func(e *catalog.Entry) bool { return e.Kind == catalog.KindSkill && e.Listing == "" }
 	subagent := func(e *catalog.Entry) bool { return e.Kind == catalog.KindSubagent }
+	own := map[string]int{} // listing → its own skills
+	if len(c.Listings) > 0 {
+		for _, e := range c.Skills {
+			if e.Listing != "" {
+				own[e.Listing]++
+			}
+		}
+	}
 	var out []storedDoc
 	for _, auth := range []bool{false, true} {
 		for _, base := range origins {
@@ -159,6 +180,7 @@ func storedDocs(c *catalog.Catalog, origins []*url.URL) []storedDoc {
 			for _, l := range slices.Sorted(maps.Keys(c.Listings)) {
 				out = append(out, storedDoc{
 					origin: origin, path: routes.ListingIndex(l), auth: auth, empty: discovery.Build(nil, base),
+					bounded: true, atMost: len(c.Listings[l].Skills) + own[l],
 					items: func(v *catalog.View) []feeddoc.Item {
 						idx, _ := discovery.Listing(v, l, auth, base)
 						return indexItems(idx)
@@ -204,12 +226,14 @@ func indexItems(idx discovery.Index) []feeddoc.Item {
 	return out
 }
 
-// documentsOf renders and stores the large documents of c. A document the
-// catalog pins (pinned) whose entries did not change is kept as it is; one
+// documentsOf renders and stores the large documents of c. With settled
+// (c's documents are those of the catalog as read, for these origins), a
+// document none of whose entries changed is kept as the catalog pins it
+// (pinned), or left unstored when it was; one
 // whose entries changed, not too many, is spliced from the pinned bytes
 // (feeddoc.Splice), so a publish costs what it changed plus copying the
 // rest; any other is built whole from the view.
-func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned []catalog.Document, c *catalog.Catalog) ([]catalog.Document, error) {
+func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned []catalog.Document, c *catalog.Catalog, settled bool) ([]catalog.Document, error) {
 	var v *catalog.View
 	view := func() *catalog.View {
 		if v == nil {
@@ -220,6 +244,9 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 	changed := changedEntries(c)
 	var docs []catalog.Document
 	for _, sd := range storedDocs(c, origins) {
+		if sd.bounded && int64(sd.atMost)*maxItemBytes < ix.minStored {
+			continue
+		}
 		prev := findPinned(pinned, sd.origin, sd.path, sd.auth)
 		var changes map[string][]byte
 		if sd.item != nil {
@@ -229,9 +256,11 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 					changes[e.Name] = sd.item(e)
 				}
 			}
-			if prev != nil && len(changes) == 0 {
-				docs = append(docs, *prev) // nothing in it changed
-				continue
+			if settled && len(changes) == 0 {
+				if prev != nil {
+					docs = append(docs, *prev) // nothing in it changed
+				}
+				continue // or it is still too small to store
 			}
 		}
 		prefix, suffix, ok := feeddoc.Frame(feeddoc.Render(sd.empty, feeddoc.StoredLevel).Body)

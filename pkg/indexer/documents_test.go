@@ -105,7 +105,7 @@ func TestAStoredDocumentFoundTamperedIsWrittenAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Documents = nil // as if first rendered now: nothing pinned to trust
+	c.Documents, c.DocumentOrigins = nil, nil // as if first rendered now: nothing pinned to trust
 	if _, err := e.ix.renderDocuments(ctx, c, true); err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,9 @@ func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
 	if cat != nil {
 		for _, m := range []map[string]*catalog.Entry{cat.Skills, cat.Subagents} {
 			for _, e := range m {
+				if e.Name != r.Name && r.Name != "" {
+					continue // publishes the key made are of its name: no need to look at others' versions
+				}
 				if v := e.LatestVersion(); v != nil && v.SourceKey == r.Key && v.PublishedAt.After(prev.Time) {
 					return false
 				}
