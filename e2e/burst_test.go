@@ -48,7 +48,7 @@ func BenchmarkBurstThroughTheRuntimeAPI(b *testing.B) {
 	cfg := awstest.Config(b)
 	for _, c := range burst.Cases {
 		for _, d := range []burst.Delivery{burst.Batched, burst.PerEvent} {
-			b.Run(fmt.Sprintf("%s/skills=%d/uploads=%d", d, c.Skills, c.Uploads), func(b *testing.B) {
+			b.Run(c.Name(d), func(b *testing.B) {
 				bootstrap(b, runtime.GOARCH, "indexer") // before the bucket is made: fails fast outside make
 				rieExecutable(b)
 				s := burst.Prepare(b, cfg, c.Skills)
@@ -57,15 +57,7 @@ func BenchmarkBurstThroughTheRuntimeAPI(b *testing.B) {
 					instances = perEventInstances
 				}
 				s.Invoke = burstIndexers(b, s, instances)
-				var figs []burst.Figures
-				for b.Loop() {
-					f, err := burst.Run(context.Background(), *s, d, fmt.Sprintf("burst-%d", len(figs)), c.Uploads, burst.Limit)
-					if err != nil {
-						b.Fatal(err)
-					}
-					figs = append(figs, f)
-				}
-				burst.Report(b, figs)
+				burst.Bench(b, s, d, c)
 			})
 		}
 	}

@@ -276,11 +276,31 @@ func Prepare(tb testing.TB, cfg aws.Config, skills int) *Setup {
 	}
 }
 
+// Bench is one case of a burst benchmark: for each round of b.Loop, Uploads
+// new skills into s's bucket, delivered by d; then Report.
+func Bench(b *testing.B, s *Setup, d Delivery, c Case) {
+	var figs []Figures
+	for b.Loop() {
+		f, err := Run(context.Background(), *s, d, fmt.Sprintf("burst-%d", len(figs)), c.Uploads, Limit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		figs = append(figs, f)
+	}
+	Report(b, figs)
+}
+
+// Name is a case's sub-benchmark name under d.
+func (c Case) Name(d Delivery) string {
+	return fmt.Sprintf("%s/skills=%d/uploads=%d", d, c.Skills, c.Uploads)
+}
+
 // Report reports the figures of a benchmark's rounds: the median time to
 // visible (s-visible), and per round the catalog writes, the lost
 // conditional writes, the catalog bytes moved (MB-moved, and x-catalog:
 // over the catalog's size) and the invocations. Each round is logged too.
 func Report(b *testing.B, figs []Figures) {
+	b.Helper()
 	if len(figs) == 0 {
 		return
 	}

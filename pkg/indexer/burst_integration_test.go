@@ -5,7 +5,6 @@ package indexer_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -58,18 +57,10 @@ func BenchmarkBurst(b *testing.B) {
 	cfg := awstest.Config(b)
 	for _, c := range burst.Cases {
 		for _, d := range []burst.Delivery{burst.Batched, burst.PerEvent} {
-			b.Run(fmt.Sprintf("%s/skills=%d/uploads=%d", d, c.Skills, c.Uploads), func(b *testing.B) {
+			b.Run(c.Name(d), func(b *testing.B) {
 				s := burst.Prepare(b, cfg, c.Skills)
 				s.Invoke = inProcess(b, s.IndexerEndpoint, s.Bucket)
-				var figs []burst.Figures
-				for b.Loop() {
-					f, err := burst.Run(context.Background(), *s, d, fmt.Sprintf("burst-%d", len(figs)), c.Uploads, burst.Limit)
-					if err != nil {
-						b.Fatal(err)
-					}
-					figs = append(figs, f)
-				}
-				burst.Report(b, figs)
+				burst.Bench(b, s, d, c)
 			})
 		}
 	}
