@@ -156,7 +156,7 @@ func Run(ctx context.Context, s Setup, d Delivery, prefix string, n int, limit t
 		case <-ctx.Done():
 			return fig, fmt.Errorf("burst: not all %d uploads visible within %s (%d invocations): %w", n, limit, fig.Invocations, ctx.Err())
 		case err := <-delivered:
-			return fig, fmt.Errorf("burst: the delivery stopped: %v", err)
+			return fig, fmt.Errorf("burst: the delivery stopped: %w", err)
 		case <-invoked:
 		}
 		at := time.Now()

@@ -102,6 +102,9 @@ func (m *Mapping) gather(ctx context.Context) ([]sqstypes.Message, error) {
 	var batch []sqstypes.Message
 	var deadline time.Time
 	for len(batch) < m.BatchSize {
+		if len(batch) == 0 && stopping(ctx) {
+			break // the mapping stops: an empty batch
+		}
 		wait := int32(1)
 		if len(batch) > 0 {
 			left := time.Until(deadline)
@@ -125,11 +128,18 @@ func (m *Mapping) gather(ctx context.Context) ([]sqstypes.Message, error) {
 		if len(batch) > 0 && len(out.Messages) == 0 {
 			time.Sleep(min(50*time.Millisecond, time.Until(deadline)))
 		}
-		if len(batch) == 0 && ctx.Err() != nil {
-			return nil, nil
-		}
 	}
 	return batch, nil
+}
+
+// stopping reports whether ctx has ended.
+func stopping(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // invoke hands the batch to the function as the SQS event Lambda builds,

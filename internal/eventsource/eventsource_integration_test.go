@@ -86,7 +86,7 @@ func TestMappingBatchesAndRedelivers(t *testing.T) {
 		Invoke: func(_ context.Context, payload []byte) ([]byte, error) {
 			var ev events.SQSEvent
 			if err := json.Unmarshal(payload, &ev); err != nil || len(ev.Records) == 0 || len(ev.Records) > 10 {
-				return nil, fmt.Errorf("bad event (%v): %s", err, payload)
+				return nil, fmt.Errorf("bad event (%w): %s", err, payload)
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -81,6 +81,3 @@ func (e *Entry) headErr() error {
 	_, err := e.lazy.get()
 	return err
 }
-
-// hasHead reports whether the entry holds a head, without decoding one.
-func (e *Entry) hasHead() bool { return e.Head != nil || e.lazy != nil }

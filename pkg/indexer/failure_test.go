@@ -132,27 +132,6 @@ func TestStoreFailuresFailTheInvocationAndARetryConverges(t *testing.T) {
 	}
 }
 
-// racingStore writes newer bytes to a key right after the indexer first
-// reads it, as an upload landing while an invocation runs.
-type racingStore struct {
-	store.Store
-	key   string
-	newer []byte
-	once  sync.Once
-}
-
-func (r *racingStore) Get(ctx context.Context, key string, o store.GetOptions) (*store.Object, error) {
-	obj, err := r.Store.Get(ctx, key, o)
-	if key == r.key && err == nil {
-		r.once.Do(func() {
-			if _, err := r.Put(ctx, key, r.newer, store.PutOptions{}); err != nil {
-				panic(err)
-			}
-		})
-	}
-	return obj, err
-}
-
 // writeDuringRead changes key to newer right after the round reads it; with
 // race set, another indexer also writes the catalog meanwhile (publishing
 // an unrelated skill), so the round's write loses a race.
