@@ -226,6 +226,9 @@ func judge(ctx context.Context, st store.Store, c *catalog.Catalog, all, shown [
 			out[i].State = stateSuperseded
 		case fixedSince(c, r):
 			out[i].State = stateFixed
+		case isConfigRejection(r):
+			// Open while the bucket's config is still the one refused: a
+			// missing one is the refusal itself, not a key deleted since.
 		default:
 			heads = append(heads, i)
 		}
@@ -277,8 +280,11 @@ func supersededAt(all []catalog.Rejection, i int) bool {
 // has one source at a time, so a later publish from the key is either the
 // latest or followed by more from the same key.
 func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
-	if r.Key == artifact.ConfigKey && r.Name == "" {
-		return c.Config != nil && c.Config.AppliedAt.After(r.Time)
+	if isConfigRejection(r) {
+		// A later config put in force fixed it, and so did the bucket's
+		// holding the config in force again (the one refused was
+		// replaced, or the one in force put back).
+		return c.Config != nil && (c.Config.AppliedAt.After(r.Time) || c.Bucket == nil)
 	}
 	for _, list := range [][]*catalog.Entry{c.SortedSkills(), c.SortedSubagents()} {
 		for _, e := range list {
@@ -292,6 +298,10 @@ func fixedSince(c *catalog.Catalog, r catalog.Rejection) bool {
 	}
 	return false
 }
+
+// isConfigRejection reports whether r refused agent-skills.yaml as a whole
+// (deleted, unreadable or invalid), not one of its entries.
+func isConfigRejection(r catalog.Rejection) bool { return r.Key == artifact.ConfigKey && r.Name == "" }
 
 // renderStatus writes the status document as tables, every key, name and
 // message escaped for the terminal.

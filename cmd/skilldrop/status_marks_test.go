@@ -99,6 +99,49 @@ func TestStatusMarksWhatBecameOfARejection(t *testing.T) {
 	}
 }
 
+// TestStatusMarksTheConfigsRejections: agent-skills.yaml deleted is an
+// open rejection while it stays deleted (not a key "deleted since"), fixed
+// once the config in force is put back; an invalid one likewise, fixed when
+// reverted to the bytes in force.
+func TestStatusMarksTheConfigsRejections(t *testing.T) {
+	bucket := t.TempDir()
+	cfg := "version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"
+	skilltest.WriteFiles(t, bucket, map[string]string{"skills/a.md": skillDoc("a"), "agent-skills.yaml": cfg})
+	states := func(step string) []string {
+		t.Helper()
+		if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+			t.Fatalf("%s: reindex: exit %d, %s", step, code, errOut)
+		}
+		_, out, _ := runCLI("status", "--dir", bucket, "--json")
+		var doc statusDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got []string
+		for _, r := range doc.Rejections {
+			got = append(got, r.Code+" "+r.State)
+		}
+		return got
+	}
+	states("indexed")
+	removeKey(t, bucket, "agent-skills.yaml")
+	if got := states("deleted"); strings.Join(got, ",") != "config_missing open" {
+		t.Errorf("config deleted: %q, want config_missing open", got)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": cfg})
+	if got := states("put back"); strings.Join(got, ",") != "config_missing fixed" {
+		t.Errorf("config put back: %q, want config_missing fixed", got)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": strings.Replace(cfg, "visibility", "visibilty", 1)})
+	if got := states("typo"); strings.Join(got, ",") != "invalid_config open,config_missing superseded" {
+		t.Errorf("typo: %q, want invalid_config open", got)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": cfg})
+	if got := states("reverted"); strings.Join(got, ",") != "invalid_config fixed,config_missing superseded" {
+		t.Errorf("typo reverted: %q, want invalid_config fixed", got)
+	}
+}
+
 // collapse squeezes runs of spaces, so a table row compares whatever the
 // column widths.
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
