@@ -29,8 +29,8 @@ const (
 )
 
 // heldSuffix ends the message of every rejection that holds publications.
-const heldSuffix = "; the config in force stays, and new publications are held until a valid agent-skills.yaml is uploaded " +
-	"(to run without one, upload an empty `version: 1`)"
+const heldSuffix = "; the config in force stays, and new publications are held until a valid agent-skills.yaml is uploaded: " +
+	"the one in force again, or a fixed one (an empty `version: 1` runs without one, which makes every skill and sub-agent public)"
 
 // configDecision is what a round found at agent-skills.yaml and does.
 type configDecision struct {
@@ -143,7 +143,7 @@ func (d *configDecision) absent(snap *catalog.Catalog, now time.Time) *configDec
 	if snap.Config == nil {
 		return d
 	}
-	msg := fmt.Sprintf("agent-skills.yaml was deleted; the config in force (%s) is kept", snap.Config.Digest.Short())
+	msg := fmt.Sprintf("agent-skills.yaml was deleted (the config in force is %s)", snap.Config.Digest.Short())
 	return d.refuse(snap, catalog.ConfigMissing, "", CodeConfigMissing, digest.Digest{}, msg, now)
 }
 

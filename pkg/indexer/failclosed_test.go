@@ -332,3 +332,30 @@ func TestAnUnreadableConfigHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestAHeldUploadDeletedIsNoLongerHeld: an upload held while the config is
+// invalid, then deleted, is no longer listed as held after a full
+// re-index, as after a reconcile.
+func TestAHeldUploadDeletedIsNoLongerHeld(t *testing.T) {
+	for _, run := range []string{"reindex", "reconcile"} {
+		t.Run(run, func(t *testing.T) {
+			e := newEnv(t)
+			e.config(secretKinds[0].hide)
+			e.put(skillsconfig.Key, []byte(strings.Replace(secretKinds[0].hide, "visibility:", "visibilty:", 1)))
+			e.put("skills/zz.md", skillDoc("zz", "1", "Held."))
+			e.reindex()
+			if !e.catalog().Sources["skills/zz.md"].Held {
+				t.Fatal("the upload was not held")
+			}
+			e.del("skills/zz.md")
+			if run == "reindex" {
+				e.reindex()
+			} else if _, err := e.ix.ReconcileBucket(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if src, ok := e.catalog().Sources["skills/zz.md"]; ok {
+				t.Fatalf("the deleted upload is still recorded: %+v", src)
+			}
+		})
+	}
+}

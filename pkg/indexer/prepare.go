@@ -275,6 +275,9 @@ func (ix *Indexer) queueEverything(ctx context.Context, snap *catalog.Catalog, c
 	for _, info := range infos {
 		w.addKeys(info.Key)
 	}
+	for key := range snap.Sources { // a gone one is dropped: a held upload deleted meanwhile
+		w.addKeys(key)
+	}
 	for _, e := range allEntries(snap) {
 		if e.Source != catalog.ConfigSource {
 			w.addKeys(e.Source)
