@@ -113,6 +113,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, c := range res.Withdrawn {
 			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source))
 		}
+		for _, k := range res.Held {
+			out.printf("held %s: waits for a valid agent-skills.yaml\n", printable(k))
+		}
 		repeats := 0
 		for _, r := range res.Rejected {
 			note := ""
@@ -126,6 +129,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			rejected := strconv.Itoa(len(res.Rejected)) + " rejected"
 			if repeats > 0 {
 				rejected += fmt.Sprintf(" (%d already recorded)", repeats)
+			}
+			if len(res.Held) > 0 {
+				rejected += fmt.Sprintf(", %d held", len(res.Held))
 			}
 			out.printf("reindexed %s: %d published, %d withdrawn, %s, %d unchanged, catalog revision %d\n",
 				tg.String(), len(res.Published), len(res.Withdrawn), rejected, len(res.Unchanged), res.Revision)

@@ -182,3 +182,18 @@ func TestReindexCarriesTheConfigSuggestionAndReadableSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestReindexNamesWhatItHolds: uploads held while the config is invalid
+// are named, and counted in the summary.
+func TestReindexNamesWhatItHolds(t *testing.T) {
+	bucket := t.TempDir()
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\n", "skills/a.md": skillDoc("a")})
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("reindex: exit %d, %s", code, errOut)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\nskils: []\n", "skills/b.md": skillDoc("b")})
+	_, out, _ := runCLI("reindex", "--dir", bucket)
+	if !strings.Contains(out, "held skills/b.md: waits for a valid agent-skills.yaml\n") || !strings.Contains(out, ", 1 held, ") {
+		t.Fatalf("reindex output:\n%s", out)
+	}
+}

@@ -857,6 +857,10 @@ func TestOutputs(t *testing.T) {
 	for out, payload := range map[string]string{"ReindexCommand": indexer.ReindexPayload, "ReconcileCommand": indexer.ReconcilePayload} {
 		if v := Get(tpl.Root, "Outputs", out, "Value"); v == nil || !strings.Contains(v.Value, "'"+payload+"'") {
 			t.Errorf("%s does not send %s", out, payload)
+		} else if !strings.Contains(v.Value, "--cli-read-timeout 0") {
+			// The CLI gives up reading after 60 s and invokes again, while
+			// the indexer may run for its whole Timeout.
+			t.Errorf("%s would time out and invoke again before the indexer's timeout", out)
 		}
 	}
 }
