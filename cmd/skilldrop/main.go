@@ -213,15 +213,15 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 func logLevelFlag(fs *flag.FlagSet, fallback string) func() (string, error) {
 	level := fs.String("log-level", "", "DEBUG, INFO, WARN or ERROR: the JSON log lines on stderr (audit events always)\n(default: $"+obs.EnvLogLevel+", else "+fallback+")")
 	return func() (string, error) {
-		v := *level
+		v, from := *level, "--log-level"
 		if v == "" {
-			v = os.Getenv(obs.EnvLogLevel)
+			v, from = os.Getenv(obs.EnvLogLevel), "$"+obs.EnvLogLevel
 		}
 		if v == "" {
 			v = fallback
 		}
 		if _, err := obs.ParseLevel(v); err != nil {
-			return "", fmt.Errorf("--log-level: %w", err)
+			return "", fmt.Errorf("%s: %w", from, err)
 		}
 		return v, nil
 	}

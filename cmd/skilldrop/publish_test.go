@@ -200,3 +200,19 @@ func TestPublishLeavesOutDotFiles(t *testing.T) {
 		t.Fatalf("the published archive holds %q, want %q", names, want)
 	}
 }
+
+// TestPublishRefusesTheConfig: publish uploads skills and sub-agents;
+// agent-skills.yaml is refused with how to check and upload it, and nothing
+// is uploaded.
+func TestPublishRefusesTheConfig(t *testing.T) {
+	bucket, src := t.TempDir(), t.TempDir()
+	cfg := writeFile(t, src, "agent-skills.yaml", "version: 1\n")
+	code, out, _ := runCLI("publish", "--dir", bucket, cfg)
+	if code != exitFailure || !strings.Contains(out, "unsupported_file") || !strings.Contains(out, "skilldrop validate agent-skills.yaml") ||
+		!strings.Contains(out, "aws s3 cp agent-skills.yaml") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(bucket, "agent-skills.yaml")); !os.IsNotExist(err) {
+		t.Fatalf("the config was uploaded: %v", err)
+	}
+}

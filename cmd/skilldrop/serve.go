@@ -98,6 +98,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printf(stderr, "skilldrop serve: --dir %s: no such directory\n", printable(*dir))
 		return exitUsage
 	}
+	if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
+		printf(stderr, "skilldrop serve: --addr %s: want HOST:PORT, such as 127.0.0.1:8080\n", printable(*addr))
+		return exitUsage
+	}
 	// Listen before anything is read or written: a second serve on a taken
 	// port must fail without touching the directory.
 	l, err := net.Listen("tcp", *addr)

@@ -204,3 +204,17 @@ func TestServeUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageErrorsNameTheirSource: an --addr that is no HOST:PORT is a usage
+// error before anything is read; a bad $SKILLDROP_LOG_LEVEL is named as
+// the variable, not as a flag never given.
+func TestUsageErrorsNameTheirSource(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI("serve", "--dir", dir, "--addr", "bogus"); code != exitUsage || !strings.Contains(errOut, "--addr bogus: want HOST:PORT") {
+		t.Errorf("serve --addr bogus: exit %d, %s", code, errOut)
+	}
+	t.Setenv("SKILLDROP_LOG_LEVEL", "bogus")
+	if code, _, errOut := runCLI("reindex", "--dir", dir); code != exitUsage || !strings.Contains(errOut, "$SKILLDROP_LOG_LEVEL: ") {
+		t.Errorf("reindex with a bad $SKILLDROP_LOG_LEVEL: exit %d, %s", code, errOut)
+	}
+}

@@ -39,6 +39,9 @@ func LocalKey(p string, agent bool) (Key, error) {
 		if base == AgentFile {
 			k.Type = TypeAgentMD
 		}
+	case ConfigKey:
+		return k, &Error{Code: CodeUnsupportedFile, Entry: clip(p), Msg: "the operator config is not a skill: check it with `skilldrop validate " +
+			ConfigKey + "`, then upload it as it is (aws s3 cp " + ConfigKey + " s3://BUCKET/" + ConfigKey + ", or copy it into the directory)"}
 	default:
 		var ok bool
 		if name, k.Type, k.Format, ok = cutFileName(base, agent); !ok {
@@ -49,8 +52,8 @@ func LocalKey(p string, agent bool) (Key, error) {
 }
 
 // localForms lists what LocalKey and FolderKey accept, for messages.
-const localForms = "<name>.md, <name>.zip, <name>.tar.gz, <name>.tgz, a <name>/ folder holding " + SkillFile +
-	" or " + AgentFile + ", or " + ConfigKey
+const localForms = "<name>.md, <name>.zip, <name>.tar.gz, <name>.tgz, or a <name>/ folder holding " + SkillFile +
+	" or " + AgentFile
 
 // FolderKey reads a local folder the way `skilldrop publish` uploads it: a
 // skill folder as the zip packed from it (TypeArchive, FormatZip), a
