@@ -66,6 +66,17 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	doc, res, err := snap.native(r.Context(), v, p, query, rq.authenticated, base)
+	if errors.Is(err, catalog.ErrChanged) {
+		// A version's history is read from the revision the view was
+		// compiled from; a publish since replaced it. Answer from the
+		// current revision instead, once.
+		s.catalog.invalidate()
+		if snap, err = s.catalog.get(r.Context()); err == nil {
+			if v, err = snap.View(r.Context()); err == nil {
+				doc, res, err = snap.native(r.Context(), v, p, query, rq.authenticated, base)
+			}
+		}
+	}
 	if err != nil {
 		nativeUnavailable(w, r, rq, err)
 		return
@@ -94,7 +105,7 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 // catalog that is a 503, never a 404 or an empty list: clients read those
 // as "everything was deleted" and remove what they synced.
 func nativeUnavailable(w http.ResponseWriter, r *http.Request, rq *request, err error) {
-	if errors.Is(err, manifest.ErrNoCatalog) {
+	if errors.Is(err, manifest.ErrNoCatalog) || errors.Is(err, catalog.ErrChanged) {
 		rq.log.Error("catalog unavailable", "error", err)
 		w.Header().Set("Retry-After", "5")
 		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")

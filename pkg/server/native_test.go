@@ -727,3 +727,37 @@ func TestNativeWithoutACatalogIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryReadAfterAPublishAnswersFromTheNewRevision loads a view, then
+// publishes before the cache revalidates: reading an older version's
+// history finds the revision it was compiled from replaced. The answer
+// comes from the new revision (it was a 500), for every route that reads
+// history.
+func TestHistoryReadAfterAPublishAnswersFromTheNewRevision(t *testing.T) {
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	b.skill("multi", "", catalog.Public, artifact.FormatMarkdown, []byte("---\nname: multi\ndescription: one\n---\n"))
+	b.skill("multi", "", catalog.Public, artifact.FormatMarkdown, []byte("---\nname: multi\ndescription: two\n---\n"))
+	b.publish()
+	h := newHarness(t, st)
+	paths := []string{
+		"/api/v1/skills/multi", "/api/v1/skills/multi/1.0.0", "/api/v1/skills/multi/1.0.0/SKILL.md",
+		"/skills/v1/multi/index.json", "/skills/v1/multi/versions/1.0.0.json",
+	}
+	for _, p := range paths {
+		if w := h.do(http.MethodGet, p); w.Code != http.StatusOK {
+			t.Fatalf("before: %s: %d %s", p, w.Code, w.Body)
+		}
+	}
+	for i, p := range paths {
+		// Views compiled, histories not yet read for this revision.
+		b.skill(fmt.Sprintf("other-%d", i), "", catalog.Public, artifact.FormatMarkdown, []byte(fmt.Sprintf("---\nname: other-%d\ndescription: x\n---\n", i)))
+		h.do(http.MethodGet, "/.well-known/agent-skills/index.json")
+		h.do(http.MethodGet, "/api/v1/skills")
+		b.publish()
+		if w := h.do(http.MethodGet, p); w.Code != http.StatusOK {
+			t.Errorf("after a publish: %s: %d %s", p, w.Code, w.Body)
+		}
+		h.clock.Advance(DefaultRevalidateEvery)
+	}
+}
