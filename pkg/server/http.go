@@ -215,7 +215,7 @@ func preflight(w http.ResponseWriter, allow string) {
 func serveJSON(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, cacheControl string) {
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
-	h.Add("Vary", "Accept-Encoding")
+	varyOn(h, "Accept-Encoding")
 	etag, gz := d.ETag, d.GzETag != "" && acceptsGzip(r)
 	if gz {
 		etag = d.GzETag
@@ -234,7 +234,7 @@ func serveJSON(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc, cacheCont
 func serveAnswer(w http.ResponseWriter, r *http.Request, d *feeddoc.Doc) {
 	h := w.Header()
 	h.Set("Cache-Control", ccNoStore)
-	h.Add("Vary", "Accept-Encoding")
+	varyOn(h, "Accept-Encoding")
 	writeJSONBody(w, r, d, d.GzETag != "" && acceptsGzip(r))
 }
 
@@ -467,4 +467,14 @@ func validHost(h string) bool {
 
 func hostByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
+}
+
+// varyOn adds name to the response's one Vary header (one line, not two:
+// some caches and adapters keep only the first of repeated headers).
+func varyOn(h http.Header, name string) {
+	if v := h.Get("Vary"); v != "" {
+		h.Set("Vary", v+", "+name)
+		return
+	}
+	h.Set("Vary", name)
 }

@@ -362,6 +362,9 @@ func TestCaching(t *testing.T) {
 			if got := w.Header().Get("Cache-Control"); got != tc.cacheControl {
 				t.Errorf("Cache-Control %q, want %q", got, tc.cacheControl)
 			}
+			if n := len(w.Header().Values("Vary")); n != 1 {
+				t.Errorf("%d Vary headers, want one", n)
+			}
 			vary := strings.Join(w.Header().Values("Vary"), ", ")
 			for _, v := range tc.vary {
 				if !strings.Contains(vary, v) {

@@ -447,6 +447,9 @@ func TestNativeCacheHeaders(t *testing.T) {
 			if got := w.Header().Get("Content-Encoding"); got != tc.encoding {
 				t.Errorf("Content-Encoding %q, want %q", got, tc.encoding)
 			}
+			if n := len(w.Header().Values("Vary")); n != 1 {
+				t.Errorf("%d Vary headers, want one", n)
+			}
 			vary := strings.Join(w.Header().Values("Vary"), ", ")
 			for _, v := range tc.vary {
 				if !strings.Contains(vary, v) {

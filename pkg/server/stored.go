@@ -130,7 +130,7 @@ func (s *Server) serveStored(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
-	h.Add("Vary", "Accept-Encoding")
+	varyOn(h, "Accept-Encoding")
 	h.Set("ETag", tag)
 	if ifNoneMatch(r, etag, gzETag) {
 		w.WriteHeader(http.StatusNotModified)
