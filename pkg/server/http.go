@@ -29,6 +29,7 @@ const (
 	codeForbidden        = "forbidden"
 	codeNoBaseURL        = "base_url_unknown"
 	codeBadRequest       = "bad_request"
+	codeTimeout          = "request_timeout"
 	codeUnsupportedMedia = "unsupported_media_type"
 	codeInternal         = "internal_error"
 )

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -264,7 +265,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads the request body, at most limit bytes. When it cannot, it
 // answers the request itself (413 for a larger body, 400 for one that could
-// not be read, logged under what) and ok is false.
+// not be read, 408 for one the server's read timeout cut off, logged under
+// what) and ok is false.
 func readBody(w http.ResponseWriter, r *http.Request, rq *request, limit int64, what string) (body []byte, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
@@ -274,6 +276,11 @@ func readBody(w http.ResponseWriter, r *http.Request, rq *request, limit int64, 
 			return nil, false
 		}
 		rq.log.Warn(what+": read request body", "error", err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The server's read timeout ended a body that came too slowly.
+			writeError(w, r, http.StatusRequestTimeout, codeTimeout, "The request body did not arrive in time.")
+			return nil, false
+		}
 		writeError(w, r, http.StatusBadRequest, codeBadRequest, "The request body could not be read.")
 		return nil, false
 	}
