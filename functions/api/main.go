@@ -29,6 +29,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/apikey/ssmparam"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/lambdahttp"
+	"github.com/skilldrop/skilldrop/pkg/memlimit"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/responselimit"
@@ -82,6 +83,9 @@ func main() {
 	fail := func(msg string, err error) {
 		logger.Error("api: "+msg, "error", err.Error())
 		os.Exit(1)
+	}
+	if _, err := memlimit.Apply(os.Getenv); err != nil {
+		fail("memory limit", err)
 	}
 	ctx := context.Background()
 	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithAppID(buildinfo.AppID()))

@@ -36,6 +36,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/memlimit"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/queue"
@@ -109,6 +110,10 @@ func main() {
 		os.Exit(1)
 	}
 	logger := obs.NewLogger(os.Stdout, s.level)
+	if _, err := memlimit.Apply(os.Getenv); err != nil {
+		logger.Error("indexer: memory limit", "error", err.Error())
+		os.Exit(1)
+	}
 	ctx := context.Background()
 	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithAppID(buildinfo.AppID()))
 	if err != nil {
