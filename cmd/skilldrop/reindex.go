@@ -19,8 +19,11 @@ func init() {
 		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--origin URLS] [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
-then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
-It writes catalog/ and blobs/ into the bucket or directory, as the indexer does.
+"held <key>: waits for a valid agent-skills.yaml" (an upload held while the bucket's config is not the
+one in force), then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
+It writes catalog/ and blobs/ into the bucket or directory, as the indexer does, and rendered/ with
+--origin: the large feed documents pre-rendered for those origins, which the deployed api answers or
+redirects to (serve answers every document itself, so a directory gains nothing from them).
 
 With --verify it reconciles no key: it re-hashes every blob the catalog pins for a live entry (each
 version's artifact and each of its files), 8 at a time, and rewrites a missing or tampered one from its
