@@ -140,8 +140,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 
-	// Index before serving, so the first request finds a catalog.
-	res, err := ix.Reindex(ctx)
+	// Index before serving, so the first request finds a catalog: what
+	// changed since serve last ran, everything the first time.
+	res, err := ix.CatchUp(ctx)
 	if err != nil {
 		printf(stderr, "skilldrop serve: index %s: %v\n", *dir, err)
 		return exitFailure

@@ -93,7 +93,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if applySettings(c, p.cfg, settled) {
 		d.changed = true
 	}
-	if holds, etags := recordSources(c, p); holds || (etags && p.establish) {
+	if holds, etags := recordSources(c, p); holds || (etags && (p.establish || p.writeSources)) {
 		d.changed = true
 	}
 	for t := range withdrawn {

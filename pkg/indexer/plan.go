@@ -151,6 +151,9 @@ type plan struct {
 	// is published (readers must not take "empty" from a missing catalog),
 	// and the sources it read even when nothing else changed.
 	establish bool
+	// writeSources writes the sources read even when nothing else changed,
+	// as establish does, without establish's other duties (a reconcile).
+	writeSources bool
 }
 
 // decisions are what one run of apply decided. apply may run several times

@@ -132,6 +132,7 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 		return nil, err
 	}
 	pr.snap, pr.info = snap, info
+	pr.plan.writeSources = o.writeSources
 	return pr, nil
 }
 

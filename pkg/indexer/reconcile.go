@@ -55,7 +55,7 @@ func (ix *Indexer) ReconcileBucket(ctx context.Context) (*Result, error) {
 	var res *Result
 	if stale && len(keys) <= ix.inline {
 		var failed map[string]error
-		res, failed, err = ix.runWith(ctx, keys, runOptions{rerender: true})
+		res, failed, err = ix.runWith(ctx, keys, runOptions{rerender: true, writeSources: true})
 		if err = errors.Join(err, joinFailed(failed)); err != nil {
 			return res, err
 		}
@@ -75,6 +75,20 @@ func (ix *Indexer) ReconcileBucket(ctx context.Context) (*Result, error) {
 		return res, fmt.Errorf("load catalog: %w", err)
 	}
 	return res, nil
+}
+
+// CatchUp indexes what changed since the catalog was written: with no
+// catalog, everything (Reindex, which settles colliding claims by the
+// objects' write times); else what a listing shows to differ from the
+// sources it records (ReconcileBucket), so that a restart over a large,
+// unchanged bucket reads no artifact.
+func (ix *Indexer) CatchUp(ctx context.Context) (*Result, error) {
+	if _, err := ix.store.Head(ctx, catalog.Key); errors.Is(err, store.ErrNotFound) {
+		return ix.Reindex(ctx)
+	} else if err != nil {
+		return nil, fmt.Errorf("head %s: %w", catalog.Key, err)
+	}
+	return ix.ReconcileBucket(ctx)
 }
 
 // reindexCommand is the reindex payload: a full re-index where one
@@ -99,7 +113,8 @@ func (ix *Indexer) reindexCommand(ctx context.Context) (*Result, error) {
 // config in a round of its own and feeds the keys to the queue.
 func (ix *Indexer) readOrQueue(ctx context.Context, keys []string, kind string, rebuild bool) (*Result, error) {
 	if ix.queue == nil || len(keys) <= ix.inline {
-		return ix.Reconcile(ctx, keys...)
+		res, failed, err := ix.runWith(ctx, keys, runOptions{writeSources: true})
+		return res, errors.Join(err, joinFailed(failed))
 	}
 	res, failed, err := ix.runWith(ctx, nil, runOptions{rebuild: rebuild})
 	if err = errors.Join(err, joinFailed(failed)); err != nil {

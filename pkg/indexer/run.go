@@ -55,6 +55,10 @@ type runOptions struct {
 	// rerender writes the stored documents again, trusting no pinned
 	// version (a reconcile found one no longer current).
 	rerender bool
+	// writeSources writes the sources the round read even when nothing
+	// else changed (a reconcile: else the next one reads a rejected
+	// upload again, and again).
+	writeSources bool
 }
 
 func (ix *Indexer) run(ctx context.Context, keys []string, full bool) (*Result, map[string]error, error) {
