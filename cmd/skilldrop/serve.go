@@ -26,9 +26,10 @@ func init() {
 		name:    "serve",
 		summary: "serve a directory laid out like the bucket with the Lambda's handler, re-indexing it as it changes",
 		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--api-key-sha256 HASHES] [--log-level L]",
-		about: `It listens first (a taken port fails before anything is read or written), then indexes DIR and serves it,
-re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON logs on
-stderr.
+		about: `It listens first (a taken port fails before anything is read or written), then indexes what changed in
+DIR since its catalog was written (everything the first time; reindex --dir re-reads all) and serves it,
+re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON
+logs on stderr.
 
 It writes into DIR, as the indexer writes into the bucket: catalog/ (catalog.json, status.json), blobs/sha256/
 (the validated bytes) and .skilldrop/ (the directory store's temporary files and lock). Serve a copy of a folder
