@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,11 @@ func (s *snapshot) read(ctx context.Context, r catalog.Rendition) ([]byte, error
 			return storedBody{err: fmt.Errorf("read %s: %w", r.Key, err)}
 		}
 		defer func() { _ = obj.Body.Close() }()
-		b, err := io.ReadAll(io.LimitReader(obj.Body, r.Size+1))
+		// Sized from the rendition: one buffer, not the doubling of
+		// io.ReadAll (a cold process pays for every page it touches).
+		buf := bytes.NewBuffer(make([]byte, 0, r.Size+1+bytes.MinRead))
+		_, err = buf.ReadFrom(io.LimitReader(obj.Body, r.Size+1))
+		b := buf.Bytes()
 		if err != nil {
 			return storedBody{err: fmt.Errorf("read %s: %w", r.Key, err)}
 		}
