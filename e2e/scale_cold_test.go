@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -156,6 +157,43 @@ type coldRun struct {
 	gzipStatus         int
 	follow             time.Duration // the redirect's GET, when there was one
 	versionDoc, allDoc int           // statuses of a version document and pages/all.json
+	// Timed routes (first run only): the first answer after the index (it
+	// loads what the route needs) and the median of warmAsks more.
+	routes map[string]routeTiming
+}
+
+// routeTiming is one route's first and warm answers on a started function.
+type routeTiming struct {
+	status      int
+	first, warm time.Duration
+}
+
+// warmAsks is how many warm answers a timed route's median is of.
+const warmAsks = 5
+
+// timeRoute asks for target once, then warmAsks times, timing each to the
+// response received.
+func (f *function) timeRoute(ctx context.Context, target string) routeTiming {
+	ask := func() (int, time.Duration) {
+		start := time.Now()
+		r, err := f.ask(ctx, target, nil)
+		if err != nil {
+			return 0, 0
+		}
+		return r.status, r.received.Sub(start)
+	}
+	var rt routeTiming
+	rt.status, rt.first = ask()
+	var warm []time.Duration
+	for range warmAsks {
+		if _, d := ask(); d > 0 {
+			warm = append(warm, d)
+		}
+	}
+	if len(warm) > 0 {
+		rt.warm = median(warm)
+	}
+	return rt
 }
 
 // gatewayResponse is the api's answer to one API Gateway event.
@@ -270,6 +308,12 @@ func coldStartOnce(t *testing.T, tg *coldTarget, detail bool) coldRun {
 		}
 		if a, err := f.ask(ctx, allPagePath, nil); err == nil {
 			run.allDoc = a.status
+		}
+		if tg.version != "" {
+			run.routes = map[string]routeTiming{
+				"a version document": f.timeRoute(ctx, tg.version),
+				"a search":           f.timeRoute(ctx, searchQuery),
+			}
 		}
 	}
 	run.hwm = bootstrapHWM(t, f)
@@ -394,6 +438,16 @@ func testScaleColdStart(t *testing.T) {
 		}
 		if d.gzip >= 0 {
 			scale.figures.set("RFC index.json gzip, as received through the api", tg.spec, v, megabytes(d.gzip))
+		}
+		for _, name := range slices.Sorted(maps.Keys(d.routes)) {
+			rt := d.routes[name]
+			t.Logf("%s %s: %s: status %d, first %v, warm median %v", v, tg.spec, name, rt.status, rt.first.Round(10*time.Microsecond), rt.warm.Round(10*time.Microsecond))
+			if rt.status != http.StatusOK {
+				scale.figures.note("api "+name+", first after the index", tg.spec, v, strconv.Itoa(rt.status))
+				continue
+			}
+			scale.figures.set("api "+name+", first after the index", tg.spec, v, millis(rt.first))
+			scale.figures.set("api "+name+", warm (median of 5)", tg.spec, v, millis(rt.warm))
 		}
 	}
 }
