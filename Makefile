@@ -86,7 +86,7 @@ test-unit: ## fast tier: no services
 fuzz: ## run each fuzz target for FUZZTIME
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} ; \
+		GO=$(GO) scripts/fuzz.sh "$${t%%:*}" "$${t#*:}" $(FUZZTIME) || exit 1; \
 	done
 
 .PHONY: test-integration
