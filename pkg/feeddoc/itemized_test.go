@@ -26,6 +26,20 @@ func itemOf(name string, rev int) Item {
 	return Item{Name: name, JSON: EncodeItem(it)}
 }
 
+// builtOf builds a document of n items named m-000000, m-000001, ….
+func builtOf(t *testing.T, n int) *Stored {
+	t.Helper()
+	items := make([]Item, n)
+	for i := range items {
+		items[i] = itemOf(fmt.Sprintf("m-%06d", i), 0)
+	}
+	s, err := Build(testPrefix, testSuffix, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 type testDoc struct {
 	Schema string     `json:"$schema"`
 	Items  []testItem `json:"items"`
@@ -157,14 +171,7 @@ func TestSpliceIsBuild(t *testing.T) {
 // TestSpliceCopiesWhatDidNotChange: one changed item among thousands
 // re-encodes its own chunk and copies every other chunk's bytes.
 func TestSpliceCopiesWhatDidNotChange(t *testing.T) {
-	var items []Item
-	for i := range 20000 {
-		items = append(items, itemOf(fmt.Sprintf("m-%06d", i), 0))
-	}
-	s, err := Build(testPrefix, testSuffix, items)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := builtOf(t, 20000)
 	if len(s.Layout.Chunks) < 10 {
 		t.Fatalf("%d chunks for 20,000 items", len(s.Layout.Chunks))
 	}
@@ -186,14 +193,7 @@ func TestSpliceCopiesWhatDidNotChange(t *testing.T) {
 // TestSpliceRefusesALayoutThatDoesNotFit: a layout that does not describe
 // the bytes (tampered, or of another document) is refused, not trusted.
 func TestSpliceRefusesALayoutThatDoesNotFit(t *testing.T) {
-	var items []Item
-	for i := range 3000 {
-		items = append(items, itemOf(fmt.Sprintf("m-%06d", i), 0))
-	}
-	s, err := Build(testPrefix, testSuffix, items)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := builtOf(t, 3000)
 	for name, mutate := range map[string]func(l *Layout){
 		"a chunk longer":   func(l *Layout) { l.Chunks[0].Raw++ },
 		"a first renamed":  func(l *Layout) { l.Chunks[1].First = "m-999999" },

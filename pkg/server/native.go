@@ -70,11 +70,8 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		// A version's history is read from the revision the view was
 		// compiled from; a publish since replaced it. Answer from the
 		// current revision instead, once.
-		s.catalog.invalidate()
-		if snap, err = s.catalog.get(r.Context()); err == nil {
-			if v, err = snap.View(r.Context()); err == nil {
-				doc, res, err = snap.native(r.Context(), v, p, query, rq.authenticated, base)
-			}
+		if snap, v, err = s.currentView(r.Context()); err == nil {
+			doc, res, err = snap.native(r.Context(), v, p, query, rq.authenticated, base)
 		}
 	}
 	if err != nil {

@@ -14,6 +14,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -384,10 +385,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request, rq *request) (
 func (s *Server) catalogView(w http.ResponseWriter, r *http.Request, rq *request, snap *snapshot) (*catalog.View, bool) {
 	v, err := snap.View(r.Context())
 	if errors.Is(err, catalog.ErrChanged) {
-		s.catalog.invalidate()
-		if snap, err = s.catalog.get(r.Context()); err == nil {
-			v, err = snap.View(r.Context())
-		}
+		_, v, err = s.currentView(r.Context())
 	}
 	if err != nil {
 		rq.log.Error("catalog entries unavailable", "error", err)
@@ -396,6 +394,18 @@ func (s *Server) catalogView(w http.ResponseWriter, r *http.Request, rq *request
 		return nil, false
 	}
 	return v, true
+}
+
+// currentView reads the catalog again and returns its snapshot and view:
+// a read of the revision at hand found it replaced (catalog.ErrChanged).
+func (s *Server) currentView(ctx context.Context) (*snapshot, *catalog.View, error) {
+	s.catalog.invalidate()
+	snap, err := s.catalog.get(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := snap.View(ctx)
+	return snap, v, err
 }
 
 // origin returns the public origin of the request, or answers 400 for a
