@@ -120,5 +120,5 @@ func main() {
 	if err != nil {
 		fail("configuration", err)
 	}
-	lambda.Start(lambdahttp.New(h).Handle)
+	lambda.Start(lambdahttp.New(h))
 }

@@ -58,10 +58,47 @@ func New(h http.Handler, opts ...Option) *Adapter {
 	return a
 }
 
-// Handle serves one event; pass it to lambda.Start. A malformed event is
-// answered 400 rather than failed, so the client sees an HTTP answer; an
-// error is returned only when the context ends before the handler answers.
+// Invoke serves one event as the Lambda runtime hands it over, a JSON
+// payload, and answers the event response's JSON: pass the Adapter to
+// lambda.Start (it is a lambda.Handler). The envelope is written here in
+// one pass over the body, and its length is what the bound checks,
+// rather than through aws-lambda-go's reflection and encoding/json, which
+// copy a document of megabytes into a string and escape it again, on a
+// cold start's fresh heap.
+func (a *Adapter) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return nil, fmt.Errorf("lambdahttp: the payload is not an API Gateway HTTP API event: %w", err)
+	}
+	resp, err := a.serve(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	out := resp.appendJSON(make([]byte, 0, len(resp.body)+len(resp.body)/8+1024))
+	if !a.fits(len(out)) {
+		out = tooLarge().appendJSON(out[:0])
+	}
+	return out, nil
+}
+
+// Handle serves one event and returns the event response as aws-lambda-go's
+// type. A malformed event is answered 400 rather than failed, so the client
+// sees an HTTP answer; an error is returned only when the context ends
+// before the handler answers.
 func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	resp, err := a.serve(ctx, ev)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if !a.fits(resp.encodedSize()) {
+		resp = tooLarge()
+	}
+	return resp.typed(), nil
+}
+
+// serve is what Handle and Invoke share: the handler's answer to ev, the
+// 400 of a malformed event, or the 502 of a body past the budget.
+func (a *Adapter) serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (eventResponse, error) {
 	req, err := Request(ctx, ev)
 	if err != nil {
 		return plainError(http.StatusBadRequest, "bad_request", err.Error()), nil
@@ -69,13 +106,22 @@ func (a *Adapter) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest)
 	w := newResponse(a.bodyBudget())
 	a.handler.ServeHTTP(w, req)
 	if err := ctx.Err(); err != nil && !w.wroteHeader {
-		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("serve %s %s: %w", req.Method, req.URL.Path, err)
+		return eventResponse{}, fmt.Errorf("serve %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	resp, ok := w.event(req.Method)
-	if !ok || resp.encodedSize() > a.maxBytes-responselimit.EnvelopeReserve {
-		return plainError(http.StatusBadGateway, "response_too_large", "the response is larger than this deployment can return"), nil
+	if !ok {
+		return tooLarge(), nil
 	}
-	return resp.APIGatewayV2HTTPResponse, nil
+	return resp, nil
+}
+
+// fits reports whether an event response of n bytes is one this
+// deployment can return.
+func (a *Adapter) fits(n int) bool { return n <= a.maxBytes-responselimit.EnvelopeReserve }
+
+// tooLarge is the answer in place of one the platform cannot return.
+func tooLarge() eventResponse {
+	return plainError(http.StatusBadGateway, "response_too_large", "the response is larger than this deployment can return")
 }
 
 // Fits reports whether a response with these headers and body fits an
@@ -216,6 +262,13 @@ func (w *response) WriteHeader(status int) {
 
 func (w *response) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
+	if w.body.Cap() == 0 {
+		// One buffer for a body whose length was announced, not one per
+		// doubling as the writes come.
+		if n, err := strconv.Atoi(w.header.Get("Content-Length")); err == nil && n > len(p) && n <= w.budget {
+			w.body.Grow(n)
+		}
+	}
 	if w.body.Len()+len(p) > w.budget {
 		w.overflow = true
 		return 0, errResponseTooLarge
@@ -227,23 +280,6 @@ func (w *response) Write(p []byte) (int, error) {
 func (w *response) Flush() {}
 
 var errResponseTooLarge = errors.New("lambdahttp: response larger than the event response allows")
-
-type eventResponse struct {
-	events.APIGatewayV2HTTPResponse
-}
-
-// encodedSize is the size of the response as a JSON document, near enough:
-// the body as a JSON string plus the headers and cookies.
-func (r eventResponse) encodedSize() int {
-	n := responselimit.JSONStringLen(r.Body) + 256
-	for k, v := range r.Headers {
-		n += len(k) + len(v) + 8
-	}
-	for _, c := range r.Cookies {
-		n += len(c) + 4
-	}
-	return n
-}
 
 // event converts the recorded response. Multi-valued headers are joined
 // with ", " (payload 2.0 has no multi-value headers); Set-Cookie becomes
@@ -257,35 +293,30 @@ func (w *response) event(method string) (resp eventResponse, ok bool) {
 	if !w.wroteHeader {
 		status = http.StatusOK
 	}
-	ev := events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{}}
+	ev := eventResponse{status: status, headers: map[string]string{}}
 	for k, vs := range w.header {
 		if len(vs) == 0 {
 			continue
 		}
 		if k == "Set-Cookie" {
-			ev.Cookies = append(ev.Cookies, vs...)
+			ev.cookies = append(ev.cookies, vs...)
 			continue
 		}
-		ev.Headers[k] = strings.Join(vs, ", ")
+		ev.headers[k] = strings.Join(vs, ", ")
 	}
 	body := w.body.Bytes()
 	if method == http.MethodHead {
 		// A handler may write a HEAD body (net/http would discard it); keep
 		// the length it announced but send nothing.
-		if _, ok := ev.Headers["Content-Length"]; !ok && len(body) > 0 {
-			ev.Headers["Content-Length"] = strconv.Itoa(len(body))
+		if _, ok := ev.headers["Content-Length"]; !ok && len(body) > 0 {
+			ev.headers["Content-Length"] = strconv.Itoa(len(body))
 		}
 		body = nil
 	}
 	if len(body) > 0 {
-		if isText(w.header, body) {
-			ev.Body = string(body)
-		} else {
-			ev.Body = base64.StdEncoding.EncodeToString(body)
-			ev.IsBase64Encoded = true
-		}
+		ev.body, ev.base64 = body, !isText(w.header, body)
 	}
-	return eventResponse{ev}, true
+	return ev, true
 }
 
 // isText reports whether a body can travel as a JSON string unchanged:
@@ -310,7 +341,7 @@ func isText(h http.Header, body []byte) bool {
 	return textual && utf8.Valid(body)
 }
 
-func plainError(status int, code, msg string) events.APIGatewayV2HTTPResponse {
+func plainError(status int, code, msg string) eventResponse {
 	type detail struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -318,12 +349,12 @@ func plainError(status int, code, msg string) events.APIGatewayV2HTTPResponse {
 	body, _ := json.Marshal(struct {
 		Error detail `json:"error"`
 	}{detail{code, msg}}) // cannot fail: two strings
-	return events.APIGatewayV2HTTPResponse{
-		StatusCode: status,
-		Headers: map[string]string{
+	return eventResponse{
+		status: status,
+		headers: map[string]string{
 			"Content-Type":  "application/json",
 			"Cache-Control": "no-store",
 		},
-		Body: string(body),
+		body: body,
 	}
 }

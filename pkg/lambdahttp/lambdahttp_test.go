@@ -72,10 +72,11 @@ func echo(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(s)
 }
 
-// invoke runs payload through the real aws-lambda-go handler machinery.
+// invoke runs payload through the real aws-lambda-go handler machinery,
+// with the Adapter as functions/api starts it.
 func invoke(t *testing.T, h http.Handler, payload []byte, opts ...Option) events.APIGatewayV2HTTPResponse {
 	t.Helper()
-	out, err := lambda.NewHandler(New(h, opts...).Handle).Invoke(context.Background(), payload)
+	out, err := lambda.NewHandler(New(h, opts...)).Invoke(context.Background(), payload)
 	if err != nil {
 		t.Fatalf("invoke: %v", err)
 	}
