@@ -221,7 +221,18 @@ type Source struct {
 	ETag string `json:"etag"`
 	// Held is set for a publication waiting for a valid config (Catalog.Bucket).
 	Held bool `json:"held,omitempty"`
+	// Gone, when set, is when a round found the key deleted (Unix
+	// seconds): a tombstone, kept for GoneFor so that a round which read
+	// the key before the deletion and lost its race to the round that
+	// found it gone learns so from the catalog. ETag and Held are empty.
+	Gone int64 `json:"gone,omitempty"`
 }
+
+// GoneFor is how long a tombstone stays in Sources.
+const GoneFor = time.Hour
+
+// Present reports whether the source was there when last read.
+func (s Source) Present() bool { return s.Gone == 0 }
 
 // New returns an empty catalog of the current schema.
 func New() *Catalog {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -305,14 +306,24 @@ func recordSources(c *catalog.Catalog, p *plan) (holds, etags bool) {
 		}
 		old, had := c.Sources[key]
 		switch {
-		case !obs.present && had:
-			delete(c.Sources, key)
-			holds, etags = holds || old.Held, true
-		case obs.present:
+		case !obs.present:
+			// A tombstone, also for a key never recorded (uploaded and
+			// deleted before any round published it): a round that read
+			// it before the deletion finds it here after losing its race.
+			if !had || old.Present() {
+				c.Sources[key] = catalog.Source{Gone: p.now.Unix()}
+			}
+			holds, etags = holds || old.Held, etags || had && old.Present()
+		default:
 			now := catalog.Source{ETag: obs.etag, Held: held[key]}
 			c.Sources[key] = now
 			holds = holds || now.Held != old.Held
-			etags = etags || !had || now.ETag != old.ETag
+			etags = etags || !had || !old.Present() || now.ETag != old.ETag
+		}
+	}
+	for key, src := range c.Sources {
+		if !src.Present() && p.now.Sub(time.Unix(src.Gone, 0)) > catalog.GoneFor {
+			delete(c.Sources, key)
 		}
 	}
 	return holds, etags

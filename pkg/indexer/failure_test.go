@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -137,11 +138,7 @@ func TestStoreFailuresFailTheInvocationAndARetryConverges(t *testing.T) {
 // an unrelated skill), so the round's write loses a race.
 func writeDuringRead(e *env, key string, newer []byte, race bool) {
 	e.t.Helper()
-	other, err := New(Config{Store: e.st})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.ix.store = &hookStore{Store: e.st, key: key, hook: func() {
+	duringRead(e, key, func(other *Indexer) {
 		e.put(key, newer)
 		if race {
 			e.put("skills/bystander.md", skillDoc("bystander", "1", "Published meanwhile."))
@@ -149,21 +146,73 @@ func writeDuringRead(e *env, key string, newer []byte, race bool) {
 				e.t.Error(err)
 			}
 		}
-	}}
+	})
+}
+
+// duringRead runs meanwhile right after the round reads key, with another
+// indexer of the same bucket (another invocation) to write the catalog.
+func duringRead(e *env, key string, meanwhile func(other *Indexer)) {
+	e.t.Helper()
+	other, err := New(Config{Store: e.st, Now: e.ix.now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.ix.store = &hookStore{Store: e.st, key: key, hook: func() { meanwhile(other) }}
 }
 
 // testAKeyChangedDuringTheRoundIsReadAgain: a round that read a key before
-// it changed, and lost its race to another writer, reads the key again and
-// publishes what is there now. One that lost no race leaves the change to
-// its own event, as the queue delivers it.
+// it changed reads it again after its write when the round handling the
+// change wrote first (this round lost its race to it): that round recorded
+// the key's new state, or a tombstone, in the catalog this round's write
+// went onto. Otherwise the change is its own event's, as the queue
+// delivers it: whether this round lost no race, or lost one to a round
+// about other keys.
 func testAKeyChangedDuringTheRoundIsReadAgain(t *testing.T, mk envMaker) {
-	t.Run("raced", func(t *testing.T) {
+	t.Run("raced by the change's own round", func(t *testing.T) {
 		e := mk(t)
 		e.put("skills/x.md", skillDoc("x", "1", "Read first."))
-		writeDuringRead(e, "skills/x.md", skillDoc("x", "2", "Written meanwhile."), true)
+		duringRead(e, "skills/x.md", func(other *Indexer) {
+			e.put("skills/x.md", skillDoc("x", "2", "Written meanwhile."))
+			if _, err := other.Reconcile(context.Background(), "skills/x.md"); err != nil {
+				e.t.Error(err)
+			}
+		})
 		res := e.reconcile("skills/x.md")
 		if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
 			t.Fatalf("entry %s: the stale read won; result %s", dump(en), dump(res))
+		}
+	})
+	t.Run("raced by the deletion's round", func(t *testing.T) {
+		// x is new: the deletion's round withdraws nothing, but records a
+		// tombstone, which tells this round to look again.
+		e := mk(t)
+		e.put("skills/x.md", skillDoc("x", "1", "Read, then deleted."))
+		duringRead(e, "skills/x.md", func(other *Indexer) {
+			e.del("skills/x.md")
+			if _, err := other.Reconcile(context.Background(), "skills/x.md"); err != nil {
+				e.t.Error(err)
+			}
+		})
+		res := e.reconcile("skills/x.md")
+		if en := e.skill("x"); en != nil && en.Live() {
+			t.Fatalf("entry %s: a deleted upload is served; result %s", dump(en), dump(res))
+		}
+		if src := e.catalog().Sources["skills/x.md"]; src.Present() {
+			t.Fatalf("source %+v: the deletion is not recorded", src)
+		}
+	})
+	t.Run("raced by a round about other keys", func(t *testing.T) {
+		e := mk(t)
+		e.put("skills/x.md", skillDoc("x", "1", "Read first."))
+		writeDuringRead(e, "skills/x.md", skillDoc("x", "2", "Written meanwhile."), true)
+		e.reconcile("skills/x.md")
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "1" {
+			t.Fatalf("entry %s: a round that lost its race to another key's read this one twice", dump(en))
+		}
+		e.live(catalog.KindSkill, "bystander")
+		e.reconcile("skills/x.md") // the change's own event
+		if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
+			t.Fatalf("entry %s: the change's event did not publish it", dump(en))
 		}
 	})
 	t.Run("not raced", func(t *testing.T) {
@@ -193,6 +242,27 @@ func testAKeyChangedDuringTheRoundIsReadAgain(t *testing.T, mk envMaker) {
 			t.Fatalf("entry %s: the bucket holds 1 again, the catalog serves %s; result %s", dump(en), en.Latest, dump(res))
 		}
 	})
+}
+
+// TestARacedRoundOlderThanTombstonesReadsEveryKeyAgain: a round that lost
+// its race after half a tombstone's life may have missed one pruned since,
+// so it reads every key again, as before tombstones.
+func TestARacedRoundOlderThanTombstonesReadsEveryKeyAgain(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e := newEnv(t, func(c *Config) { c.Now = clk.Now })
+	e.put("skills/x.md", skillDoc("x", "1", "Read first."))
+	writeDuringRead(e, "skills/x.md", skillDoc("x", "2", "Written meanwhile."), true)
+	hook := e.ix.store.(*hookStore).hook
+	e.ix.store.(*hookStore).hook = func() {
+		hook()
+		clk.mu.Lock()
+		clk.t = clk.t.Add(catalog.GoneFor / 2)
+		clk.mu.Unlock()
+	}
+	e.reconcile("skills/x.md")
+	if en := e.live(catalog.KindSkill, "x"); en.Latest != "2" {
+		t.Fatalf("entry %s: a raced round older than a tombstone's half-life trusted the catalog", dump(en))
+	}
 }
 
 // testStaleRejectionIsNotRecorded: bytes rejected by a round and replaced
@@ -253,5 +323,29 @@ func TestAConfigLandingMeanwhileIsAppliedFirst(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "preparing again") {
 		t.Fatal("the plan was not prepared again")
+	}
+}
+
+// TestTombstonesArePruned: a deletion is recorded as a tombstone, which the
+// first write after catalog.GoneFor drops.
+func TestTombstonesArePruned(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	e := newEnv(t, func(c *Config) { c.Now = clk.Now })
+	e.drop("skills/x.md", skillDoc("x", "1", "Deleted later."))
+	e.del("skills/x.md")
+	e.reconcile("skills/x.md")
+	if src, ok := e.catalog().Sources["skills/x.md"]; !ok || src.Present() {
+		t.Fatalf("source %+v (recorded %v): the deletion left no tombstone", src, ok)
+	}
+	e.drop("skills/y.md", skillDoc("y", "1", "Within the hour."))
+	if _, ok := e.catalog().Sources["skills/x.md"]; !ok {
+		t.Fatal("a tombstone was dropped within its life")
+	}
+	clk.mu.Lock()
+	clk.t = clk.t.Add(catalog.GoneFor)
+	clk.mu.Unlock()
+	e.drop("skills/z.md", skillDoc("z", "1", "An hour later."))
+	if src, ok := e.catalog().Sources["skills/x.md"]; ok {
+		t.Fatalf("source %+v: a tombstone outlived catalog.GoneFor", src)
 	}
 }

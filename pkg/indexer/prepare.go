@@ -43,7 +43,8 @@ type prepared struct {
 	// raced is set when that attempt lost to another writer: the catalog
 	// the round wrote over is not the one it prepared against.
 	raced bool
-	// disputed are the keys read in another state than snap records.
+	// disputed are the keys read in another state than the catalog the
+	// round's write went onto records.
 	disputed []string
 }
 
@@ -276,8 +277,10 @@ func (ix *Indexer) queueEverything(ctx context.Context, snap *catalog.Catalog, c
 	for _, info := range infos {
 		w.addKeys(info.Key)
 	}
-	for key := range snap.Sources { // a gone one is dropped: a held upload deleted meanwhile
-		w.addKeys(key)
+	for key, src := range snap.Sources { // a gone one is dropped: a held upload deleted meanwhile
+		if src.Present() {
+			w.addKeys(key)
+		}
 	}
 	for _, e := range allEntries(snap) {
 		if e.Source != catalog.ConfigSource {

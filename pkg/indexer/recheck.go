@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -19,19 +20,22 @@ import (
 const recheckByListing = 256
 
 // recheckable are the keys a round reads again after its catalog write,
-// with the state it read them in; d is what the round decided. A round that lost no race wrote over the
-// very catalog it prepared against, so no other round published in between,
-// and a round that writes after it applies its own reads on top of this
-// one's: the keys the round saw first need no second look. A round writes
-// whenever it finds a key gone (apply), so one that read the key before
-// the deletion always loses its race. What stays are the keys the catalog
-// recorded in another state (disputed): a key changed back to the recorded
-// state meanwhile would look unchanged to the round reading it then, which
-// therefore writes nothing; and the keys it rejects, so that no rejection
-// of bytes replaced meanwhile is recorded. A round that lost a race reads
-// every key again.
-func (pr *prepared) recheckable(d *decisions) map[string]observation {
-	if pr.raced {
+// with the state it read them in; d is what the round decided. A key
+// changed after the round read it has an event of its own, and the round
+// that handles it reads the key after this one did: if it writes after
+// this round, it publishes on top; if it wrote before (this round then
+// lost its race), it recorded what it read in the catalog this round's
+// write went onto, so the key is disputed there: recorded with another
+// ETag, or as gone (a round that finds a key gone writes, and records a
+// tombstone, catalog.Source.Gone). What stays are those disputed keys (also
+// a key changed back to the recorded state meanwhile, which would look
+// unchanged to the round reading it then, which therefore writes nothing)
+// and the keys the round rejects, so that no rejection of bytes replaced
+// meanwhile is recorded. A round older than half a tombstone's life may
+// have missed one since pruned: it reads every key again (now is the
+// indexer's clock).
+func (pr *prepared) recheckable(d *decisions, now time.Time) map[string]observation {
+	if pr.raced && now.Sub(pr.plan.now) > catalog.GoneFor/2 {
 		return pr.seen
 	}
 	out := make(map[string]observation, len(pr.disputed))
@@ -46,16 +50,23 @@ func (pr *prepared) recheckable(d *decisions) map[string]observation {
 	return out
 }
 
-// disputedKeys are the keys of seen that snap records in another state
-// (another ETag, or there while seen found them gone). It must be called
-// before the plan is applied to snap.
-func disputedKeys(snap *catalog.Catalog, seen map[string]observation) []string {
+// disputedKeys are the keys of seen that c records in another state
+// (another ETag, there while seen found them gone, or gone while seen found
+// them there). It must be called before the plan is applied to c.
+func disputedKeys(c *catalog.Catalog, seen map[string]observation) []string {
 	var out []string
 	for k, o := range seen {
 		if k == skillsconfig.Key {
 			continue // decided against the catalog's Config and Bucket in every round
 		}
-		if src, ok := snap.Sources[k]; ok && (!o.present || !sameETag(src.ETag, o.etag)) {
+		src, ok := c.Sources[k]
+		switch {
+		case !ok:
+		case !src.Present():
+			if o.present {
+				out = append(out, k)
+			}
+		case !o.present || !sameETag(src.ETag, o.etag):
 			out = append(out, k)
 		}
 	}

@@ -186,8 +186,8 @@ func differing(snap *catalog.Catalog, infos []store.Info) []string {
 // contenders.
 func unlisted(snap *catalog.Catalog, listed map[string]bool, withdrawn bool) []string {
 	gone := map[string]bool{}
-	for key := range snap.Sources {
-		if !listed[key] {
+	for key, src := range snap.Sources {
+		if src.Present() && !listed[key] {
 			gone[key] = true
 		}
 	}

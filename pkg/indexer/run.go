@@ -85,7 +85,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 		for k, e := range pr.failed {
 			failed[k] = e
 		}
-		changed, err := ix.recheck(ctx, pr.recheckable(d))
+		changed, err := ix.recheck(ctx, pr.recheckable(d, ix.now()))
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -124,7 +124,7 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 			return nil, nil, nil, err
 		}
 		pr.plan.seen = pr.seen
-		disputed := disputedKeys(pr.snap, pr.seen)
+		var disputed []string // against the catalog the write went onto
 		rerender := o.rerender
 		var refused []rejection
 		// The first attempt updates the catalog the plan was prepared
@@ -138,6 +138,7 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 			c, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
 				attempts++
 				size = c.StoredSize()
+				disputed = disputedKeys(c, pr.seen)
 				var err error
 				d, err = apply(c, pr.plan)
 				unchanged := errors.Is(err, catalog.ErrNoChange)
