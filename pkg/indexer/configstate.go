@@ -22,7 +22,8 @@ import (
 
 // The rejection codes of a config that cannot be put in force.
 const (
-	// CodeConfigMissing: agent-skills.yaml was deleted while a config was in force.
+	// CodeConfigMissing: agent-skills.yaml was deleted while a config was
+	// in force, or after one was refused (it never came into force).
 	CodeConfigMissing = "config_missing"
 	// CodeConfigUnreadable: agent-skills.yaml exists but reading it is refused.
 	CodeConfigUnreadable = "config_unreadable"
@@ -137,13 +138,21 @@ func (ix *Indexer) decideConfig(ctx context.Context, snap *catalog.Catalog, full
 	return d, nil
 }
 
-// absent decides a bucket without agent-skills.yaml: with no config in
-// force nothing changes; with one, it was deleted.
+// absent decides a bucket without agent-skills.yaml. One that never had a
+// config runs without (nothing changes). Otherwise it was deleted: the
+// config in force, or one that was refused (invalid or unreadable) and so
+// never came into force, whose deletion must not publish what it was
+// meant to hide, as the operator's `aws s3 sync --delete` would.
 func (d *configDecision) absent(snap *catalog.Catalog, now time.Time) *configDecision {
-	if snap.Config == nil {
+	var msg string
+	switch {
+	case snap.Config != nil:
+		msg = fmt.Sprintf("agent-skills.yaml was deleted (the config in force is %s)", snap.Config.Digest.Short())
+	case snap.Bucket != nil:
+		msg = "agent-skills.yaml was deleted after it was refused (no config was ever in force)"
+	default:
 		return d
 	}
-	msg := fmt.Sprintf("agent-skills.yaml was deleted (the config in force is %s)", snap.Config.Digest.Short())
 	return d.refuse(snap, catalog.ConfigMissing, "", CodeConfigMissing, digest.Digest{}, msg, now)
 }
 

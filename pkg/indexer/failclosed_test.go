@@ -221,6 +221,36 @@ func TestAnInvalidConfigHoldsTheDropItWasMeantToHide(t *testing.T) {
 	}
 }
 
+// TestDeletingARefusedConfigKeepsTheHold: a first config that is refused
+// holds the drop it was meant to hide; deleting it (never in force) does
+// not publish that drop: it stays held, as config_missing, until a valid
+// config arrives.
+func TestDeletingARefusedConfigKeepsTheHold(t *testing.T) {
+	for _, k := range secretKinds {
+		t.Run(k.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.drop(skillsconfig.Key, []byte(strings.Replace(k.hide, "visibility:", "visibilty:", 1)))
+			if res := e.drop(k.key, k.body("1")); !slices.Equal(res.Held, []string{k.key}) {
+				t.Fatalf("the drop was not held: %s", dump(res))
+			}
+			res := e.remove(skillsconfig.Key)
+			if res.Config != ConfigRejected || !slices.Equal(rejectionCodes(res), []string{CodeConfigMissing}) {
+				t.Fatalf("deleting the refused config: %s", dump(res))
+			}
+			if k.keySees(e) || k.anonymousSees(e) || !e.catalog().Sources[k.key].Held {
+				t.Fatalf("the drop the refused config was meant to hide was published when it was deleted: %s", dump(res))
+			}
+			if res := e.reconcile(k.key); len(res.Published) != 0 {
+				t.Fatalf("a later round published the held drop: %s", dump(res))
+			}
+			res = e.config(k.hide)
+			if res.Config != ConfigApplied || !k.keySees(e) || k.anonymousSees(e) {
+				t.Fatalf("the valid config: key holder %v, anonymous %v; %s", k.keySees(e), k.anonymousSees(e), dump(res))
+			}
+		})
+	}
+}
+
 // TestALostConfigEventIsRepairedByTheReconcile: the config's event never
 // comes; the next reconcile (the schedule) applies it, reading only what
 // differs.

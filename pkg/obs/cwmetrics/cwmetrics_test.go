@@ -247,15 +247,18 @@ func TestCountLogsAndReturnsWhenSendingFails(t *testing.T) {
 		name     string
 		endpoint func(t *testing.T) string
 		wantErr  string
+		// timeout bounds the send: short where the timeout is what is
+		// tested, else long enough for the SDK's retries on a busy machine.
+		timeout time.Duration
 	}{
-		{"dead endpoint (closed loopback port)", closed, "connect"},
-		{"service error after retries", serverError, "InternalFailure"},
-		{"request refused", refused, "InvalidParameterValue"},
-		{"endpoint that never answers is cut by the timeout", hanging, "deadline exceeded"},
+		{"dead endpoint (closed loopback port)", closed, "connect", 10 * time.Second},
+		{"service error after retries", serverError, "InternalFailure", 10 * time.Second},
+		{"request refused", refused, "InvalidParameterValue", 10 * time.Second},
+		{"endpoint that never answers is cut by the timeout", hanging, "deadline exceeded", 300 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sink, logs := newSink(t, cwmetrics.NewClient(testConfig(c.endpoint(t))), 300*time.Millisecond)
+			sink, logs := newSink(t, cwmetrics.NewClient(testConfig(c.endpoint(t))), c.timeout)
 			sink.Count(context.Background(), obs.DigestMismatch, obs.DimensionSkill, "a") // must return, not panic
 
 			var line logLine
