@@ -120,6 +120,9 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	snap, info, err := catalog.Load(ctx, ix.store)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		if err := ix.neverIndexed(ctx); err != nil {
+			return nil, err
+		}
 		snap, info = catalog.New(), store.Info{}
 	case err != nil:
 		return nil, fmt.Errorf("load catalog: %w", err)
@@ -135,6 +138,30 @@ func (ix *Indexer) prepare(ctx context.Context, keys []string, orphans []target,
 	pr.snap, pr.info = snap, info
 	pr.plan.writeSources = o.writeSources
 	return pr, nil
+}
+
+// ErrCatalogDeleted: the catalog's current version is a delete marker. The
+// config in force is recorded in the catalog, so starting over would index
+// the bucket as one that never had a config, and make public what the
+// config hid (with agent-skills.yaml deleted too, as `aws s3 sync --delete`
+// of a folder to the bucket's root does). Nothing is published until the
+// catalog is restored, or every version of it deleted on purpose.
+var ErrCatalogDeleted = errors.New("indexer: " + catalog.Key + " was deleted (its current version is a delete marker); " +
+	"nothing is published until its last version is restored (aws s3api list-object-versions --prefix " + catalog.Key +
+	", then copy that version back); to start over from an empty catalog on purpose, delete every version of it")
+
+// neverIndexed checks that a missing catalog is one that never existed:
+// in a versioned bucket, a deleted one leaves a delete marker.
+func (ix *Indexer) neverIndexed(ctx context.Context) error {
+	_, err := ix.store.Head(ctx, catalog.Key)
+	switch {
+	case errors.Is(err, store.ErrDeleted):
+		return ErrCatalogDeleted
+	case err == nil, errors.Is(err, store.ErrNotFound):
+		return nil // a catalog written meanwhile is the next attempt's
+	default:
+		return fmt.Errorf("head %s: %w", catalog.Key, err)
+	}
 }
 
 // prepareWith prepares a plan against snap under the config decision dec.

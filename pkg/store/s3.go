@@ -16,6 +16,7 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // S3 is a Store over one S3 bucket. Conditional writes are S3's own
@@ -280,6 +281,11 @@ func mapS3Error(err error) error {
 	case code == "NoSuchBucket":
 	case code == "NoSuchKey", code == "NotFound", status == http.StatusNotFound:
 		sentinel = ErrNotFound
+		var re *smithyhttp.ResponseError
+		if errors.As(err, &re) && re.Response != nil && re.Response.Response != nil &&
+			re.Response.Header.Get("X-Amz-Delete-Marker") == "true" {
+			sentinel = ErrDeleted
+		}
 	case status == http.StatusPreconditionFailed, code == "PreconditionFailed",
 		code == "ConditionalRequestConflict":
 		sentinel = ErrPreconditionFailed

@@ -5,6 +5,7 @@ package store_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -148,5 +149,26 @@ func TestS3MissingBucketIsNotAbsence(t *testing.T) {
 	}
 	if _, err := s.List(t.Context(), ""); err == nil {
 		t.Error("List of a missing bucket succeeded")
+	}
+}
+
+// TestS3HeadTellsADeletedKey: in a versioned bucket, a key whose current
+// version is a delete marker reads as ErrDeleted from Head (also
+// ErrNotFound); one that never existed as ErrNotFound only.
+func TestS3HeadTellsADeletedKey(t *testing.T) {
+	cfg := awstest.Config(t)
+	st := store.NewS3(cfg, awstest.VersionedBucket(t, cfg))
+	ctx := context.Background()
+	if _, err := st.Put(ctx, "a/deleted", []byte("x"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctx, "a/deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Head(ctx, "a/deleted"); !errors.Is(err, store.ErrDeleted) || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("head of a deleted key: %v, want ErrDeleted and ErrNotFound", err)
+	}
+	if _, err := st.Head(ctx, "a/never"); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrDeleted) {
+		t.Fatalf("head of a key that never existed: %v, want ErrNotFound only", err)
 	}
 }

@@ -33,6 +33,11 @@ var (
 	ErrAccessDenied = errors.New("store: access denied")
 	// ErrInvalidRange: a ranged Get starts outside the object (S3 416).
 	ErrInvalidRange = errors.New("store: range not satisfiable")
+	// ErrDeleted: the key's current version is a delete marker (a
+	// versioned bucket: it existed, and was deleted). It is also
+	// ErrNotFound. Only a Head tells it apart (S3 sends the marker's header
+	// on a HEAD).
+	ErrDeleted = fmt.Errorf("%w: its current version is a delete marker", ErrNotFound)
 )
 
 // Info describes a stored object.
