@@ -5,6 +5,7 @@ package indexer
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,7 +58,7 @@ func TestADeletedCatalogIsNotAFreshStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := e.reconcile(skillsconfig.Key, k.key)
-	if !equalCodes(rejectionCodes(res), CodeConfigMissing) || k.anonymousSees(e) || !k.keySees(e) {
+	if !slices.Equal(rejectionCodes(res), []string{CodeConfigMissing}) || k.anonymousSees(e) || !k.keySees(e) {
 		t.Fatalf("after the restore: anonymous %v, key holder %v; %s", k.anonymousSees(e), k.keySees(e), dump(res))
 	}
 
@@ -82,16 +83,4 @@ func TestADeletedCatalogIsNotAFreshStart(t *testing.T) {
 	if !k.anonymousSees(e) {
 		t.Fatal("with every version of the catalog deleted, the bucket did not start over")
 	}
-}
-
-func equalCodes(got []string, want ...string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
