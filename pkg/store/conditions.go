@@ -40,7 +40,7 @@ func contentETag(b []byte) string {
 func checkGet(key string, info Info, opts GetOptions) error {
 	switch {
 	case opts.VersionID != "" && opts.VersionID != info.VersionID:
-		return fmt.Errorf("get %s version %s: %w: no such version", key, opts.VersionID, ErrNotFound)
+		return fmt.Errorf("get %s version %s: %w", key, opts.VersionID, ErrNoSuchVersion)
 	case opts.IfMatch != "" && !sameETag(info.ETag, opts.IfMatch):
 		return fmt.Errorf("get %s if-match %s: %w: the ETag is now %s", key, opts.IfMatch, ErrPreconditionFailed, info.ETag)
 	case opts.IfNoneMatch != "" && sameETag(info.ETag, opts.IfNoneMatch):

@@ -92,7 +92,7 @@ func (m *Memory) lookupVersion(ctx context.Context, key, version string) (Info, 
 			return o.info, o.data, nil
 		}
 	}
-	return Info{}, nil, fmt.Errorf("get %s version %s: %w: no such version", key, version, ErrNotFound)
+	return Info{}, nil, fmt.Errorf("get %s version %s: %w", key, version, ErrNoSuchVersion)
 }
 
 // Put implements Store.

@@ -81,6 +81,12 @@ func (s *S3) Get(ctx context.Context, key string, opts GetOptions) (*Object, err
 	}
 	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
+		if code, _ := errorCode(err); code == "InvalidArgument" && opts.VersionID != "" {
+			// S3's answer for a version id in a bucket without versioning
+			// (moto's is 404), or one of a form S3 never issues. Nothing
+			// else Get sends can be an invalid argument.
+			return nil, fmt.Errorf("get s3://%s/%s version %s: %w: %w", s.bucket, key, opts.VersionID, ErrNoSuchVersion, err)
+		}
 		return nil, s.wrap("get", key, err)
 	}
 	size := aws.ToInt64(out.ContentLength)
@@ -265,20 +271,12 @@ func (s *S3) wrap(op, key string, err error) error {
 // deliberately not ErrNotFound: callers read "not found" as "absent", and a
 // misconfigured bucket must fail loudly rather than look empty.
 func mapS3Error(err error) error {
-	// The interfaces smithy.APIError and smithyhttp.ResponseError satisfy.
-	var code string
-	var apiErr interface{ ErrorCode() string }
-	if errors.As(err, &apiErr) {
-		code = apiErr.ErrorCode()
-	}
-	status := 0
-	var respErr interface{ HTTPStatusCode() int }
-	if errors.As(err, &respErr) {
-		status = respErr.HTTPStatusCode()
-	}
+	code, status := errorCode(err)
 	var sentinel error
 	switch {
 	case code == "NoSuchBucket":
+	case code == "NoSuchVersion":
+		sentinel = ErrNoSuchVersion
 	case code == "NoSuchKey", code == "NotFound", status == http.StatusNotFound:
 		sentinel = ErrNotFound
 		var re *smithyhttp.ResponseError
@@ -300,4 +298,19 @@ func mapS3Error(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// errorCode returns S3's error code and the HTTP status of err, as far as
+// it carries them.
+func errorCode(err error) (code string, status int) {
+	// The interfaces smithy.APIError and smithyhttp.ResponseError satisfy.
+	var apiErr interface{ ErrorCode() string }
+	if errors.As(err, &apiErr) {
+		code = apiErr.ErrorCode()
+	}
+	var respErr interface{ HTTPStatusCode() int }
+	if errors.As(err, &respErr) {
+		status = respErr.HTTPStatusCode()
+	}
+	return code, status
 }

@@ -119,6 +119,10 @@ func TestS3ErrorMapping(t *testing.T) {
 		{"PUT IfMatch on a missing key is not found", fakeAnswer{status: 404, code: "NoSuchKey"}, put, store.ErrNotFound, false},
 		{"DELETE of a missing key succeeds", fakeAnswer{status: 404, code: "NoSuchKey"}, del, nil, true},
 		{"DELETE refused is an error", fakeAnswer{status: 403, code: "AccessDenied"}, del, nil, false},
+		// Real S3, not moto (which answers 404): see invalidVersionID.
+		{"GET of a version, in a bucket without versioning, is no such version", fakeAnswer{status: 400, body: invalidVersionID}, getVersion, store.ErrNoSuchVersion, false},
+		{"GET of a version the key does not have is no such version", fakeAnswer{status: 404, code: "NoSuchVersion"}, getVersion, store.ErrNoSuchVersion, false},
+		{"GET without a version answered InvalidArgument is an error, not absence", fakeAnswer{status: 400, body: invalidVersionID}, get, nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +150,27 @@ func TestS3ErrorMapping(t *testing.T) {
 			}
 		})
 	}
+}
+
+// invalidVersionID is S3's answer to a GET naming a version id in a
+// bucket without versioning (as LocalStack reproduces it; moto answers 404
+// NoSuchVersion). Such a bucket has one version per key, whose id is "null"
+// (https://docs.aws.amazon.com/AmazonS3/latest/userguide/versioning-workflows.html:
+// objects stored while versioning was never enabled have version ID null);
+// https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html lists
+// InvalidArgument as a 400, and NoSuchVersion, a version ID that matches no
+// existing version, as a 404.
+const invalidVersionID = `<?xml version="1.0" encoding="UTF-8"?>` +
+	`<Error><Code>InvalidArgument</Code><Message>Invalid version id specified</Message>` +
+	`<ArgumentName>versionId</ArgumentName><ArgumentValue>3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY</ArgumentValue>` +
+	`<RequestId>4442587FB7D0A2F9</RequestId></Error>`
+
+func getVersion(ctx context.Context, s *store.S3) error {
+	obj, err := s.Get(ctx, "k", store.GetOptions{VersionID: "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"})
+	if obj != nil {
+		_ = obj.Body.Close()
+	}
+	return err
 }
 
 func get(ctx context.Context, s *store.S3) error {

@@ -38,6 +38,12 @@ var (
 	// ErrNotFound. Only a Head tells it apart (S3 sends the marker's header
 	// on a HEAD).
 	ErrDeleted = fmt.Errorf("%w: its current version is a delete marker", ErrNotFound)
+	// ErrNoSuchVersion: a Get named a version the store cannot serve for
+	// the key: one it does not have (S3 404 NoSuchVersion), or any at all
+	// in a store that keeps one version per key (S3 400 InvalidArgument,
+	// "Invalid version id specified", for a bucket without versioning).
+	// The version will not appear later. It is also ErrNotFound.
+	ErrNoSuchVersion = fmt.Errorf("%w: no such version", ErrNotFound)
 )
 
 // Info describes a stored object.
@@ -71,8 +77,9 @@ type GetOptions struct {
 	// Offset+Length) of the object, clipped at its end; Offset must lie
 	// within the object. Info.Size stays the whole object's size.
 	Offset, Length int64
-	// VersionID reads that version of the object (S3 versioning). Stores
-	// that keep one version per key know no version ids: any is ErrNotFound.
+	// VersionID reads that version of the object (S3 versioning). One
+	// the key does not have is ErrNoSuchVersion; stores that keep one
+	// version per key know no version ids, and any is ErrNoSuchVersion.
 	VersionID string
 }
 
