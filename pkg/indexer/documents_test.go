@@ -308,4 +308,22 @@ func TestAPublishSplicesTheStoredDocuments(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "cannot be spliced") {
 		t.Error("the tampered document was spliced from")
 	}
+	// Nor is a catalog that pins versions this bucket cannot serve (one
+	// copied from a versioned bucket): store.ErrNoSuchVersion.
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		for i := range c.Documents {
+			for _, r := range c.Documents[i].Renditions() {
+				r.VersionID = "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	unserved := strings.Count(e.logs.String(), store.ErrNoSuchVersion.Error())
+	e.drop("skills/after-copying.md", skillDoc("after-copying", "1", "Published after a copy."))
+	storedDocsAreRendered(t, e)
+	if strings.Count(e.logs.String(), store.ErrNoSuchVersion.Error()) == unserved {
+		t.Error("a document whose pinned version is not in the bucket was spliced from")
+	}
 }

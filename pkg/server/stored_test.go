@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -209,17 +214,6 @@ func TestATamperedStoredDocumentIsNeverServed(t *testing.T) {
 // own (here a 503: the document does not fit either), never a redirect.
 func TestARedirectNeedsThePinnedVersion(t *testing.T) {
 	ctx := context.Background()
-	pin := func(t *testing.T, st store.Store, change func(*catalog.Rendition)) {
-		t.Helper()
-		if _, err := catalog.Update(ctx, st, func(c *catalog.Catalog) error {
-			for i := range c.Documents {
-				change(&c.Documents[i].Identity)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []struct {
 		name      string
 		versioned bool
@@ -236,11 +230,11 @@ func TestARedirectNeedsThePinnedVersion(t *testing.T) {
 		{name: "a store without versions"},
 		{name: "the pinned version is gone", versioned: true,
 			change: func(t *testing.T, st store.Store, _ string) {
-				pin(t, st, func(r *catalog.Rendition) { r.VersionID = "v999999" })
+				pinRenditions(t, st, func(r *catalog.Rendition) { r.VersionID = "v999999" })
 			}},
 		{name: "the pinned version is another object", versioned: true,
 			change: func(t *testing.T, st store.Store, _ string) {
-				pin(t, st, func(r *catalog.Rendition) { r.ETag = `"0123456789abcdef0123456789abcdef"` })
+				pinRenditions(t, st, func(r *catalog.Rendition) { r.ETag = `"0123456789abcdef0123456789abcdef"` })
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -266,6 +260,106 @@ func TestARedirectNeedsThePinnedVersion(t *testing.T) {
 					t.Fatalf("%d, presigned %q; want a redirect to %s", w.Code, p.key, d.Identity.Key)
 				case !tc.redirect && (w.Code != http.StatusServiceUnavailable || p.key != ""):
 					t.Fatalf("%d, presigned %q; want 503 and no redirect", w.Code, p.key)
+				}
+			}
+		})
+	}
+}
+
+// pinRenditions changes what the catalog records of each stored document's
+// identity rendition.
+func pinRenditions(t *testing.T, st store.Store, change func(*catalog.Rendition)) {
+	t.Helper()
+	if _, err := catalog.Update(context.Background(), st, func(c *catalog.Catalog) error {
+		for i := range c.Documents {
+			change(&c.Documents[i].Identity)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// foreignVersion is a version id the bucket never issued: S3's example
+// one, as a catalog copied from a versioned bucket into one without
+// versioning pins.
+const foreignVersion = "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
+
+// s3InvalidVersion is S3's answer to a GET naming a version id in a bucket
+// without versioning (moto's is a 404 NoSuchVersion instead). See
+// pkg/store's TestS3ErrorMapping for the documentation.
+const s3InvalidVersion = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidArgument</Code>` +
+	`<Message>Invalid version id specified</Message><ArgumentName>versionId</ArgumentName>` +
+	`<ArgumentValue>` + foreignVersion + `</ArgumentValue></Error>`
+
+// versionGets is a store whose Gets of a version are answered by
+// byVersion, and counted; everything else by Store.
+type versionGets struct {
+	store.Store
+	byVersion store.Store
+	n         atomic.Int32
+}
+
+func (s *versionGets) Get(ctx context.Context, key string, opts store.GetOptions) (*store.Object, error) {
+	if opts.VersionID == "" {
+		return s.Store.Get(ctx, key, opts)
+	}
+	s.n.Add(1)
+	return s.byVersion.Get(ctx, key, opts)
+}
+
+// TestAVersionTheBucketCannotServe: a catalog that pins versions its
+// bucket cannot serve (copied from a versioned bucket into one without
+// versioning) gets the documents rendered on the request path when they
+// fit, a 503 when they do not, never a redirect nor a 500, and the store
+// is asked once per revision, not per request: the store's
+// ErrNoSuchVersion is final. Both answers are checked: an S3 endpoint's
+// 400 InvalidArgument, from a fake that answers as S3 does, and moto's 404
+// (as the memory store without versions answers; over the wire in
+// TestAVersionAnUnversionedBucketNeverHad).
+func TestAVersionTheBucketCannotServe(t *testing.T) {
+	s3Fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("versionId") != foreignVersion {
+			t.Errorf("the fake S3 was asked %s", r.URL)
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, s3InvalidVersion)
+	}))
+	defer s3Fake.Close()
+	s3Store := store.NewS3FromClient(s3.New(s3.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(s3Fake.URL), UsePathStyle: true,
+		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
+	}), "skilldrop-fake")
+	for _, tc := range []struct {
+		name      string
+		byVersion func(mem store.Store) store.Store
+	}{
+		{"S3 answers 400 InvalidArgument", func(store.Store) store.Store { return s3Store }},
+		{"the store answers no such version (moto: 404)", func(mem store.Store) store.Store { return mem }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := store.NewMemory()
+			indexedBucket(t, mem, 300)
+			pinRenditions(t, mem, func(r *catalog.Rendition) { r.VersionID = foreignVersion })
+			c, _, err := catalog.Load(context.Background(), mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+			st := &versionGets{Store: mem, byVersion: tc.byVersion(mem)}
+			p := &fakePresigner{}
+			direct := newHarness(t, st, func(c *Config) { c.Presigner = p })
+			redirecting := newHarness(t, st, func(c *Config) { c.MaxResponseBytes, c.Presigner = 1<<10, p })
+			for i := range 2 {
+				if w := direct.do(http.MethodGet, routes.RFCIndex); w.Code != http.StatusOK || !digest.Of(w.Body.Bytes()).Equal(d.Identity.Digest) {
+					t.Fatalf("answered directly: %d, digest %s; want the document as rendered", w.Code, digest.Of(w.Body.Bytes()))
+				}
+				if w := redirecting.do(http.MethodGet, routes.RFCIndex); w.Code != http.StatusServiceUnavailable || p.key != "" {
+					t.Fatalf("too large to answer: %d, presigned %q; want 503 and no redirect", w.Code, p.key)
+				}
+				if got := st.n.Load(); got != 2 {
+					t.Fatalf("after %d requests to each server, %d reads of the pinned version; want one each", i+1, got)
 				}
 			}
 		})
