@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,53 +107,6 @@ func VersionedBucket(t testing.TB, cfg aws.Config) string {
 		t.Fatalf("enable versioning on %s: %v", name, err)
 	}
 	return name
-}
-
-// DeleteBucket removes every object version and the bucket; failures are logged, not fatal.
-func DeleteBucket(t testing.TB, client *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a generated bucket holds tens of thousands of objects
-	defer cancel()
-	// Each listing starts from the beginning, as everything listed before is
-	// deleted: moto answers a URL-encoded NextKeyMarker that, given back, no
-	// longer matches its keys. EncodingType url: a key with a control byte
-	// would make the XML listing unparseable.
-	for {
-		page, err := client.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: &bucket, EncodingType: s3types.EncodingTypeUrl})
-		if err != nil {
-			t.Logf("cleanup: list %s: %v", bucket, err)
-			return
-		}
-		var ids []s3types.ObjectIdentifier
-		key := func(k *string) *string {
-			if page.EncodingType != s3types.EncodingTypeUrl || k == nil {
-				return k
-			}
-			if d, err := url.QueryUnescape(*k); err == nil {
-				return &d
-			}
-			return k
-		}
-		for _, v := range page.Versions {
-			ids = append(ids, s3types.ObjectIdentifier{Key: key(v.Key), VersionId: v.VersionId})
-		}
-		for _, m := range page.DeleteMarkers {
-			ids = append(ids, s3types.ObjectIdentifier{Key: key(m.Key), VersionId: m.VersionId})
-		}
-		if len(ids) == 0 {
-			break
-		}
-		for len(ids) > 0 {
-			n := min(len(ids), 1000)
-			if _, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &bucket, Delete: &s3types.Delete{Objects: ids[:n], Quiet: aws.Bool(true)}}); err != nil {
-				t.Logf("cleanup: delete objects in %s: %v", bucket, err)
-				return
-			}
-			ids = ids[n:]
-		}
-	}
-	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
-		t.Logf("cleanup: delete bucket %s: %v", bucket, err)
-	}
 }
 
 // Queue creates a uniquely named SQS queue, deleted when the test ends, and
