@@ -182,20 +182,40 @@ func (m *Mapping) settle(ctx context.Context, done, again []sqstypes.Message) er
 		if err != nil {
 			return fmt.Errorf("delete: %w", err)
 		}
-		if len(out.Failed) > 0 {
-			return fmt.Errorf("delete: %d messages refused: %s", len(out.Failed), aws.ToString(out.Failed[0].Message))
+		if err := refused(out.Failed); err != nil {
+			return fmt.Errorf("delete: %w", err)
 		}
 	}
-	for chunk := range chunks(again) {
+	return release(ctx, m.Client, m.QueueURL, again)
+}
+
+// release makes msgs visible again at once, ten a request; a message SQS
+// did not change (a stale receipt handle, say) is an error, although the
+// request succeeded: it stays hidden for its visibility timeout.
+func release(ctx context.Context, client *sqs.Client, queueURL string, msgs []sqstypes.Message) error {
+	for chunk := range chunks(msgs) {
 		var entries []sqstypes.ChangeMessageVisibilityBatchRequestEntry
 		for i, msg := range chunk {
 			entries = append(entries, sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: msg.ReceiptHandle})
 		}
-		if _, err := m.Client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &m.QueueURL, Entries: entries}); err != nil {
+		out, err := client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &queueURL, Entries: entries})
+		if err != nil {
+			return fmt.Errorf("change visibility: %w", err)
+		}
+		if err := refused(out.Failed); err != nil {
 			return fmt.Errorf("change visibility: %w", err)
 		}
 	}
 	return nil
+}
+
+// refused is the error for the entries an SQS batch call answered as
+// failed, or nil.
+func refused(failed []sqstypes.BatchResultErrorEntry) error {
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d messages refused (%s: %s)", len(failed), aws.ToString(failed[0].Code), aws.ToString(failed[0].Message))
 }
 
 // chunks yields msgs ten at a time, the most one SQS batch call takes.
@@ -247,14 +267,8 @@ func (p *PerEvent) Run(ctx context.Context) error {
 			break
 		}
 		if ctx.Err() != nil {
-			var handles []sqstypes.ChangeMessageVisibilityBatchRequestEntry
-			for i, msg := range out.Messages {
-				handles = append(handles, sqstypes.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: msg.ReceiptHandle})
-			}
-			if len(handles) > 0 {
-				if _, err := p.Client.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &p.QueueURL, Entries: handles}); err != nil {
-					fail(fmt.Errorf("change visibility: %w", err))
-				}
+			if err := release(context.WithoutCancel(ctx), p.Client, p.QueueURL, out.Messages); err != nil {
+				fail(err)
 			}
 			break
 		}

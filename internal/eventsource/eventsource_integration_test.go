@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
 )
@@ -149,5 +151,40 @@ func TestPerEventInvokesOncePerMessage(t *testing.T) {
 	}
 	if got := r.sorted(); !slices.Equal(got, bodies) || r.batches != len(bodies) {
 		t.Fatalf("handled %q in %d invocations, want each of %q in one", got, r.batches, bodies)
+	}
+}
+
+// TestSettleChecksEachMessage: SQS reports each entry of a batch call on
+// its own, and a call that succeeds can still have failed for some
+// (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessageBatch.html
+// and API_ChangeMessageVisibilityBatch.html: a Failed entry per message
+// not handled, in a 200 answer). A message not deleted or not made
+// visible again fails settle, naming SQS's code; the others are handled.
+func TestSettleChecksEachMessage(t *testing.T) {
+	cfg := awstest.Config(t)
+	c := sqs.NewFromConfig(cfg)
+	ctx := context.Background()
+	for _, deleting := range []bool{true, false} {
+		url, _ := awstest.Queue(t, cfg)
+		send(t, c, url, "m")
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, VisibilityTimeout: 600})
+		if err != nil || len(out.Messages) != 1 {
+			t.Fatalf("receive: %d messages, %v", len(out.Messages), err)
+		}
+		stale := sqstypes.Message{ReceiptHandle: aws.String("a-receipt-handle-sqs-never-issued")}
+		msgs := []sqstypes.Message{out.Messages[0], stale}
+		m := &Mapping{Client: c, QueueURL: url}
+		if deleting {
+			err = m.settle(ctx, msgs, nil)
+		} else {
+			err = m.settle(ctx, nil, msgs)
+		}
+		if err == nil || !strings.Contains(err.Error(), "ReceiptHandleIsInvalid") {
+			t.Fatalf("deleting %v: settle = %v, want the stale handle's refusal", deleting, err)
+		}
+		left, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url})
+		if err != nil || (len(left.Messages) == 0) != deleting {
+			t.Fatalf("deleting %v: %d messages visible (%v); the valid entry was not handled", deleting, len(left.Messages), err)
+		}
 	}
 }

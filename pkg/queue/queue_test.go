@@ -27,8 +27,10 @@ func TestMemoryTakesWhatWasSent(t *testing.T) {
 }
 
 // TestSQSReportsRefusedMessages: SendMessageBatch answers 200 while
-// refusing some entries; the sender fails the call, naming the refusal,
-// and sends no later batch.
+// refusing some entries (each in Failed, with a Code: see
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html,
+// which says a 200 can carry failures and they must be checked); the
+// sender fails the call, naming the refusal, and sends no later batch.
 func TestSQSReportsRefusedMessages(t *testing.T) {
 	calls := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
