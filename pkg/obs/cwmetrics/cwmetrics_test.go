@@ -212,6 +212,12 @@ type logLine struct {
 	Error  string `json:"error"`
 }
 
+// TestCountLogsAndReturnsWhenSendingFails: a failed send is logged, never
+// returned. PutMetricData is not a batch call with results per datum:
+// its answer has no elements, and a datum CloudWatch refuses fails the
+// whole request (InvalidParameterValue, a 400, among the errors
+// https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricData.html
+// lists), so the call's error is all there is to check ("refused").
 func TestCountLogsAndReturnsWhenSendingFails(t *testing.T) {
 	closed := func(t *testing.T) string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
