@@ -156,6 +156,34 @@ func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
 	}
 }
 
+// TestTheReconcileRepairsVersionsTheBucketCannotServe: a catalog pinning
+// versions its bucket does not have (copied from a versioned bucket into
+// one without) gets its documents written again by the reconcile, pinned
+// to what the bucket holds, so the API serves them from the bucket again.
+func TestTheReconcileRepairsVersionsTheBucketCannotServe(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
+	bigBucket(t, e, 300)
+	const foreign = "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		for i := range c.Documents {
+			for _, r := range c.Documents[i].Renditions() {
+				r.VersionID = foreign
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ix.ReconcileBucket(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := storedDocsAreRendered(t, e) // each rendition read at its pinned version
+	if len(c.Documents) == 0 {
+		t.Fatal("the reconcile dropped the stored documents")
+	}
+}
+
 // TestAWorkstationKeepsTheDeploymentsOrigins: an indexer without origins
 // of its own but KeepOrigins (the CLI's re-index and publish) renders for
 // the origins the catalog records, so it never drops the documents the
