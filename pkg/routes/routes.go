@@ -20,7 +20,10 @@
 //	/api/v1/*                                                 native feed (its /api/v1/ API)
 //	/api/*                                                    nothing
 //	/mcp                                                      MCP, POST
-//	/mcp/*, /catalog/*, /blobs/*, /files/*                    nothing
+//	/mcp/*, /blobs/*, /files/*                                nothing
+//	/catalog/sign-in, /catalog/sign-out                       web catalog forms, GET and POST
+//	/catalog/*                                                web catalog pages (HTML)
+//	/                                                         the origin root: a browser is sent to /catalog/
 //	/*                                                        top-level artifacts (dropped keys, config URLs)
 //
 // And the MCP feed's resources (SkillURI):
@@ -28,6 +31,8 @@
 //	skill://<name>/<file>                  a top-level skill's file
 //	skill://<listing>.listing/<name>/<file>  a file of a listing's own skill
 package routes
+
+import "strings"
 
 // The RFC discovery feed.
 const (
@@ -69,6 +74,96 @@ const (
 	// MCP is the MCP endpoint (Streamable HTTP).
 	MCP = "/mcp"
 )
+
+// The web catalog: HTML pages for people, below Catalog.
+const (
+	// Catalog is the web catalog's list of every visible skill and
+	// sub-agent (with its search and filters in the query string).
+	Catalog = "/catalog/"
+	// CatalogSignIn takes an API key (GET: the form, POST: its submission)
+	// and CatalogSignOut ends the session (POST).
+	CatalogSignIn  = Catalog + "sign-in"
+	CatalogSignOut = Catalog + "sign-out"
+	// CatalogAssets holds the pages' stylesheet and script, embedded in the
+	// binary.
+	CatalogAssets = Catalog + "assets/"
+	// catalogSkills, catalogSubagents and catalogListings are the
+	// collections' pages below Catalog.
+	catalogSkills    = Catalog + "skills/"
+	catalogSubagents = Catalog + "subagents/"
+	catalogListings  = Catalog + "listings/"
+)
+
+// CatalogSkill is a skill's page: /catalog/skills/<name> for a top-level
+// skill, /catalog/listings/<listing>/skills/<name> for a listing's own.
+func CatalogSkill(listing, name string) string {
+	if listing == "" {
+		return catalogSkills + name
+	}
+	return CatalogListing(listing) + "skills/" + name
+}
+
+// CatalogSubagent is a sub-agent's page, /catalog/subagents/<name>.
+func CatalogSubagent(name string) string { return catalogSubagents + name }
+
+// CatalogListing is a listing's page, /catalog/listings/<listing>/.
+func CatalogListing(listing string) string { return catalogListings + listing + "/" }
+
+// CatalogPage is what a path below Catalog names.
+type CatalogPage struct {
+	// Kind is one of the CatalogPage kinds; CatalogUnknown for a path
+	// that names no page.
+	Kind CatalogPageKind
+	// Listing and Name are the path's listing and entry name, as spelled
+	// (the caller checks they exist and may be seen).
+	Listing, Name string
+}
+
+// CatalogPageKind tells the web catalog's pages apart.
+type CatalogPageKind int
+
+// The kinds of web catalog page.
+const (
+	CatalogUnknown CatalogPageKind = iota
+	CatalogList
+	CatalogSkillPage
+	CatalogSubagentPage
+	CatalogListingPage
+	CatalogSignInPage
+	CatalogSignOutPage
+	CatalogAsset // Name is the asset's file name
+)
+
+// ParseCatalog says which web catalog page an origin-root-absolute path
+// names: the inverse of the Catalog* paths above, and nothing else.
+func ParseCatalog(path string) CatalogPage {
+	rest, ok := strings.CutPrefix(path, Catalog)
+	if !ok {
+		return CatalogPage{}
+	}
+	segs := strings.Split(rest, "/")
+	one := func(s string) bool { return s != "" }
+	switch {
+	case rest == "":
+		return CatalogPage{Kind: CatalogList}
+	case path == CatalogSignIn:
+		return CatalogPage{Kind: CatalogSignInPage}
+	case path == CatalogSignOut:
+		return CatalogPage{Kind: CatalogSignOutPage}
+	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(CatalogAssets, Catalog) && one(segs[1]):
+		return CatalogPage{Kind: CatalogAsset, Name: segs[1]}
+	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(catalogSkills, Catalog) && one(segs[1]):
+		return CatalogPage{Kind: CatalogSkillPage, Name: segs[1]}
+	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(catalogSubagents, Catalog) && one(segs[1]):
+		return CatalogPage{Kind: CatalogSubagentPage, Name: segs[1]}
+	case len(segs) == 3 && segs[0]+"/" == strings.TrimPrefix(catalogListings, Catalog) && one(segs[1]) && segs[2] == "":
+		return CatalogPage{Kind: CatalogListingPage, Listing: segs[1]}
+	case len(segs) == 4 && segs[0]+"/" == strings.TrimPrefix(catalogListings, Catalog) && one(segs[1]) &&
+		segs[2] == "skills" && one(segs[3]):
+		return CatalogPage{Kind: CatalogSkillPage, Listing: segs[1], Name: segs[3]}
+	}
+	return CatalogPage{}
+}
 
 // ReservedNames are the skill and sub-agent names that would land on a
 // route's own segment (a skill "v1" dropped at skills/v1/SKILL.md would be

@@ -46,11 +46,16 @@ func TestLookup(t *testing.T) {
 		{"/api", SurfaceArtifact, false, ""},
 		{"/mcp", SurfaceMCP, true, ""},
 		{"/mcp/x", SurfaceNone, false, ""},
-		{"/catalog/catalog.json", SurfaceNone, false, ""},
+		{"/catalog/catalog.json", SurfaceCatalog, false, ""},
+		{"/catalog/", SurfaceCatalog, false, ""},
+		{"/catalog/sign-in", SurfaceCatalog, true, ""},
+		{"/catalog/sign-out", SurfaceCatalog, true, ""},
+		{"/catalog/skills/x", SurfaceCatalog, false, ""},
+		{"/catalog", SurfaceArtifact, false, ""},
 		{"/blobs/sha256/00", SurfaceNone, false, ""},
 		{"/files/x.md", SurfaceNone, false, ""},
 		{"/docs/guide.md", SurfaceArtifact, false, ""},
-		{"/", SurfaceArtifact, false, ""},
+		{"/", SurfaceRoot, false, ""},
 		{"relative", SurfaceNone, false, ""},
 	} {
 		m := Lookup(tc.path)
@@ -143,8 +148,8 @@ func TestPatternsAreWellFormed(t *testing.T) {
 		if r.What == "" {
 			t.Errorf("pattern %q: no What", p)
 		}
-		if r.Post && r.Surface != SurfaceNative && r.Surface != SurfaceMCP {
-			t.Errorf("pattern %q: only the native API and MCP take POST", p)
+		if r.Post && r.Surface != SurfaceNative && r.Surface != SurfaceMCP && r.Surface != SurfaceCatalog {
+			t.Errorf("pattern %q: only the native API, MCP and the web catalog's forms take POST", p)
 		}
 	}
 	if last := table[len(table)-1]; last.Pattern != "/*" || last.Surface != SurfaceArtifact {
@@ -227,6 +232,41 @@ func TestReservedNamesCoverTheTable(t *testing.T) {
 	for _, n := range ReservedNames {
 		if !plainSegment(n) {
 			t.Errorf("reserved name %q is not a name", n)
+		}
+	}
+}
+
+// TestCatalogPaths checks that ParseCatalog reads back every path the
+// Catalog* helpers build, that they are answered by the web catalog, and
+// that nothing else below /catalog/ names a page.
+func TestCatalogPaths(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want CatalogPage
+	}{
+		{Catalog, CatalogPage{Kind: CatalogList}},
+		{CatalogSignIn, CatalogPage{Kind: CatalogSignInPage}},
+		{CatalogSignOut, CatalogPage{Kind: CatalogSignOutPage}},
+		{CatalogAssets + "catalog.css", CatalogPage{Kind: CatalogAsset, Name: "catalog.css"}},
+		{CatalogSkill("", "pdf-tools"), CatalogPage{Kind: CatalogSkillPage, Name: "pdf-tools"}},
+		{CatalogSkill("partner-a", "faq"), CatalogPage{Kind: CatalogSkillPage, Listing: "partner-a", Name: "faq"}},
+		{CatalogSubagent("reviewer"), CatalogPage{Kind: CatalogSubagentPage, Name: "reviewer"}},
+		{CatalogListing("partner-a"), CatalogPage{Kind: CatalogListingPage, Listing: "partner-a"}},
+	} {
+		if got := ParseCatalog(tc.path); got != tc.want {
+			t.Errorf("ParseCatalog(%q) = %+v; want %+v", tc.path, got, tc.want)
+		}
+		if m := Lookup(tc.path); m.Surface != SurfaceCatalog {
+			t.Errorf("Lookup(%q) = surface %d; want the web catalog", tc.path, m.Surface)
+		}
+	}
+	for _, p := range []string{
+		"/catalog", "/catalog/skills/", "/catalog/skills/x/", "/catalog/skills/x/y", "/catalog/listings/a",
+		"/catalog/listings//", "/catalog/listings/a/skills/", "/catalog/listings/a/b/c", "/catalog/assets/",
+		"/catalog/subagents/", "/catalog/sign-in/", "/catalog/other", "/catalog/catalog.json", "/skills/x",
+	} {
+		if got := ParseCatalog(p); got.Kind != CatalogUnknown {
+			t.Errorf("ParseCatalog(%q) = %+v; want no page", p, got)
 		}
 	}
 }

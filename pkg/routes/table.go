@@ -16,6 +16,8 @@ const (
 	SurfaceNative                  // the native feed and its /api/v1/ API
 	SurfaceMCP                     // the MCP endpoint
 	SurfaceArtifact                // a published artifact, found by its path
+	SurfaceCatalog                 // the web catalog's HTML pages (and their assets)
+	SurfaceRoot                    // the origin root: browsers are sent to the web catalog
 )
 
 // Route is one row of the URL space.
@@ -27,7 +29,10 @@ type Route struct {
 	// Surface is what answers it.
 	Surface Surface
 	// Post marks the routes answered to POST; all others answer GET and
-	// HEAD. Every route answers OPTIONS (CORS preflight).
+	// HEAD. A web catalog form's route answers GET and HEAD too (the form)
+	// and POST (its submission). Every route answers OPTIONS (CORS
+	// preflight), except the web catalog's, which take no cross-origin
+	// requests.
 	Post bool
 	// What names the route for people: a config URL that falls here
 	// "collides with" it.
@@ -57,9 +62,12 @@ var table = []Route{
 	{Pattern: "/api/*", Surface: SurfaceNone, What: "the /api/ routes"},
 	{Pattern: MCP, Surface: SurfaceMCP, Post: true, What: "the MCP endpoint"},
 	{Pattern: MCP + "/*", Surface: SurfaceNone, What: "the MCP endpoint"},
-	{Pattern: "/catalog/*", Surface: SurfaceNone, What: "internal storage"},
+	{Pattern: CatalogSignIn, Surface: SurfaceCatalog, Post: true, What: "the web catalog's sign-in form"},
+	{Pattern: CatalogSignOut, Surface: SurfaceCatalog, Post: true, What: "the web catalog's sign-out form"},
+	{Pattern: Catalog + "*", Surface: SurfaceCatalog, What: "the web catalog"},
 	{Pattern: "/blobs/*", Surface: SurfaceNone, What: "internal storage"},
 	{Pattern: "/files/*", Surface: SurfaceNone, What: "raw bucket keys, which are never served"},
+	{Pattern: "/", Surface: SurfaceRoot, What: "the origin root"},
 	{Pattern: "/*", Surface: SurfaceArtifact, What: "the top-level artifacts"},
 }
 
