@@ -554,3 +554,27 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+func TestNamedFindsTheHashesOfAKeyIDInTheCurrentSet(t *testing.T) {
+	ctx := context.Background()
+	src := &countingSource{set: mustSet(t, keyA, keyB)}
+	v := apikey.NewVerifier(src)
+	got, err := v.Named(ctx, apikey.KeyID(keyA))
+	if err != nil || len(got) != 1 || got[0] != apikey.Hash(keyA) {
+		t.Errorf("Named(keyA's id) = %q, %v; want keyA's hash", got, err)
+	}
+	if got, _ := v.Named(ctx, apikey.KeyID(keyC)); len(got) != 0 {
+		t.Errorf("Named(an unconfigured key's id) = %q; want none", got)
+	}
+	src.set = mustSet(t, keyB) // keyA revoked
+	if got, _ := v.Named(ctx, apikey.KeyID(keyA)); len(got) != 0 {
+		t.Errorf("Named(a revoked key's id) = %q; want none", got)
+	}
+	down := errors.New("down")
+	if _, err := apikey.NewVerifier(&countingSource{err: down}).Named(ctx, apikey.KeyID(keyA)); !errors.Is(err, apikey.ErrUnavailable) {
+		t.Errorf("Named over a failing source: %v; want ErrUnavailable", err)
+	}
+	if got, err := apikey.NewVerifier(nil).Named(ctx, apikey.KeyID(keyA)); err != nil || got != nil {
+		t.Errorf("Named without keys = %q, %v", got, err)
+	}
+}

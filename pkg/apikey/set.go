@@ -132,3 +132,17 @@ func (s Set) Contains(key string) bool {
 	}
 	return found == 1
 }
+
+// Named returns the configured hashes (lowercase hex) of the keys whose
+// KeyID is id: usually one, more only when two keys share an id's 32
+// bits. A browser session names its key by id and checks itself against
+// these on every use, so removing a key's hash ends its sessions too.
+func (s Set) Named(id string) []string {
+	var out []string
+	for _, h := range s.hashes {
+		if x := hex.EncodeToString(h[:]); x[:len(KeyID(""))] == id {
+			out = append(out, x)
+		}
+	}
+	return out
+}
