@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/websession"
 )
 
 func init() {
@@ -125,6 +127,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitFailure
 	}
+	// Sessions need a secret only this process holds: they end when it stops.
+	secret := make([]byte, websession.MinSecretBytes)
+	_, _ = rand.Read(secret) // never fails (crypto/rand panics instead)
 	h, err := server.New(server.Config{
 		Store:                 st,
 		Keys:                  keys,
@@ -135,6 +140,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Local:                 true,
 		RevalidateEvery:       revalidateEvery,
 		Version:               buildinfo.Version(),
+		SessionSecret:         secret,
 	})
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
@@ -153,11 +159,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		origin = *baseURL
 	}
 	printf(stdout, "serving %s on http://%s (%s)\n\n", st.Path(), l.Addr(), summary(res))
+	printf(stdout, "  web catalog    %s%s\n", origin, routes.Catalog)
 	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
 	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
 	printf(stdout, "  MCP            POST %s%s\n", origin, routes.MCP)
 	if keys.Len() > 0 {
-		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s\n", origin, routes.RFCIndex)
+		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s (or sign in at %s%s)\n", origin, routes.RFCIndex, origin, routes.CatalogSignIn)
 	}
 	printf(stdout, "\nChanges under %s are re-indexed within seconds (catalog/, blobs/ and .skilldrop/ there are written by serve); Ctrl-C stops.\n", st.Path())
 

@@ -357,6 +357,13 @@ func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) A
 	}
 }
 
+// URL is where version ver of e (an entry of kind) is served for good:
+// the entry's external URL verbatim, else its versioned path under
+// /api/v1/ on the base origin.
+func (f *Feed) URL(kind catalog.Kind, e *catalog.Entry, ver *catalog.Version) string {
+	return f.url(collectionOf(kind), e, ver)
+}
+
 // url is where a version's bytes are served: the entry's external URL
 // verbatim, else the versioned path under /api/v1/ on the base origin.
 func (f *Feed) url(c *collection, e *catalog.Entry, ver *catalog.Version) string {

@@ -139,6 +139,9 @@ func TestIndexHidesRestrictedItemsFromAnonymousCallers(t *testing.T) {
 	if got := x.Search(Parse("secrets"), true, 0, 10); !slices.Equal(got, []int{1}) {
 		t.Errorf("authenticated = %v, want [1]", got)
 	}
+	if a, b := x.Count(false), x.Count(true); a != 2 || b != 3 {
+		t.Errorf("Count = %d anonymous, %d authenticated; want 2 and 3", a, b)
+	}
 }
 
 func TestIndexIsSafeForConcurrentSearches(t *testing.T) {

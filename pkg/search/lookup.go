@@ -321,3 +321,12 @@ func (x *Index) positions(ids []int32) []int {
 	}
 	return out
 }
+
+// Count is how many items the zero Query finds for a caller: every item
+// when authenticated, else those that are not Restricted.
+func (x *Index) Count(authenticated bool) int {
+	if authenticated {
+		return len(x.visible[1])
+	}
+	return len(x.visible[0])
+}

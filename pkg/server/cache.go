@@ -14,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/webcatalog"
 )
 
 // reloadTimeout bounds one catalog read, whoever is waiting for it.
@@ -166,6 +167,7 @@ type snapshot struct {
 	viewMu sync.Mutex
 	view   *catalog.View         // nil until loaded
 	search *manifest.SearchIndex // the view's, built on its first search
+	web    *webcatalog.Index     // the view's for the web catalog, built on first use
 
 	visibleOnce [2]sync.Once
 	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
@@ -192,8 +194,15 @@ func (s *snapshot) View(ctx context.Context) (*catalog.View, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.view, s.search = v, manifest.NewSearchIndex(v)
+	s.view, s.search, s.web = v, manifest.NewSearchIndex(v), webcatalog.NewIndex(v)
 	return v, nil
+}
+
+// webIndex is the web catalog's index of the view View returned.
+func (s *snapshot) webIndex() *webcatalog.Index {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	return s.web
 }
 
 // searchIndex is the search index of the view View returned.

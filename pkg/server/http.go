@@ -65,9 +65,11 @@ func artifactCacheControl(e *catalog.Entry) string {
 
 // begin sets what every response carries and returns the request's state.
 //
-// Access-Control-Allow-Origin is "*" on every response, private ones
-// included: skilldrop uses no cookies, so a page from another origin can
-// read an authenticated answer only by presenting the key itself.
+// Access-Control-Allow-Origin is "*" on every response of the feeds,
+// private ones included: they honour no cookie, so a page from another
+// origin can read an authenticated answer only by presenting the key
+// itself. (The web catalog, whose session cookie is honoured on its pages
+// only, drops it: serveCatalog.)
 // Vary: Authorization is on every response too, because any answer can
 // change with the credential (a wrong one is always 401); and where the
 // origin in the documents comes from request headers (local serving, or
@@ -117,6 +119,9 @@ func (s *Server) logRequest(rq *request, r *http.Request, w *statusWriter, start
 	}
 	if rq.authReason != "" {
 		attrs = append(attrs, "auth_failure", rq.authReason)
+	}
+	if rq.session {
+		attrs = append(attrs, "session", true)
 	}
 	rq.log.Info("request", attrs...)
 }

@@ -33,6 +33,8 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/webcatalog"
+	"github.com/skilldrop/skilldrop/pkg/websession"
 )
 
 // Defaults for the zero values of Config.
@@ -99,6 +101,11 @@ type Config struct {
 	Now func() time.Time
 	// Version is reported as the MCP server version ("dev" when empty).
 	Version string
+	// SessionSecret signs the web catalog's session cookies (at least
+	// websession.MinSecretBytes of randomness, the same for every instance
+	// of a deployment). nil turns sign-in off: the pages show what an
+	// anonymous caller sees.
+	SessionSecret []byte
 }
 
 // Server is the handler New returns. It is safe for concurrent use.
@@ -121,6 +128,8 @@ type Server struct {
 
 	catalog *catalogCache
 	mcp     *mcpEndpoint
+	signer  *websession.Signer // nil: no sign-in
+	bodies  *webcatalog.Bodies // rendered documents of the web catalog, by digest
 }
 
 // New validates cfg and returns the handler.
@@ -144,6 +153,14 @@ func New(cfg Config) (*Server, error) {
 		now:         cfg.Now,
 		version:     cfg.Version,
 	}
+	if cfg.SessionSecret != nil {
+		sg, err := websession.NewSigner(cfg.SessionSecret)
+		if err != nil {
+			return nil, fmt.Errorf("server: Config.SessionSecret: %w", err)
+		}
+		s.signer = sg
+	}
+	s.bodies = webcatalog.NewBodies(0)
 	if cfg.PublicBaseURL != "" {
 		u, err := ParseBaseURL(cfg.PublicBaseURL)
 		if err != nil {
@@ -241,6 +258,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route := routes.Lookup(r.URL.Path)
+	if route.Surface == routes.SurfaceCatalog { // its own methods, no CORS
+		s.serveCatalog(sw, r, rq, route)
+		return
+	}
 	if r.Method == http.MethodOptions {
 		allow := allowRead
 		if route.Post {
@@ -259,6 +280,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveIndex(sw, r, rq, route.Listing)
 	case routes.SurfaceArtifact:
 		s.servePath(sw, r, rq)
+	case routes.SurfaceRoot:
+		s.serveRoot(sw, r, rq)
 	default: // a namespace that is never served
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
@@ -431,6 +454,7 @@ type request struct {
 	authenticated bool
 	keyID         string
 	authReason    string
+	session       bool // authenticated by a web catalog session cookie
 }
 
 var _ http.Handler = (*Server)(nil)

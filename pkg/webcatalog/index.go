@@ -1,0 +1,123 @@
+package webcatalog
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/search"
+)
+
+// Index is the web catalog's index of one catalog revision: for each scope
+// a page can show (everything, one kind, one listing) its entries in name
+// order and a search index over them, built on first use and then shared
+// by every caller (a search leaves out what the caller may not see). Build
+// one per catalog.View with NewIndex; it is safe for concurrent use.
+type Index struct {
+	view *catalog.View
+
+	mu     sync.Mutex
+	scopes map[Scope]*scope
+}
+
+// Scope is a set of entries a list page shows.
+type Scope struct {
+	// Kind is catalog.KindSkill, catalog.KindSubagent or "" for both.
+	Kind catalog.Kind
+	// Listing, when set, keeps the skills of that listing only.
+	Listing string
+}
+
+type scope struct {
+	once  sync.Once
+	rows  []*catalog.Entry // in the index's name order
+	index *search.Index
+}
+
+// NewIndex returns the (not yet built) index of v.
+func NewIndex(v *catalog.View) *Index { return &Index{view: v, scopes: map[Scope]*scope{}} }
+
+// search returns a page of the entries of sc that the caller may see and
+// that match q (all of them in name order for the zero query).
+func (x *Index) search(sc Scope, q search.Query, authenticated bool, skip, take int) []*catalog.Entry {
+	s := x.scope(sc)
+	pos := s.index.Search(q, authenticated, skip, take)
+	out := make([]*catalog.Entry, len(pos))
+	for i, p := range pos {
+		out[i] = s.rows[p]
+	}
+	return out
+}
+
+// count is how many entries of sc the caller may see.
+func (x *Index) count(sc Scope, authenticated bool) int {
+	return x.scope(sc).index.Count(authenticated)
+}
+
+// scope returns sc's rows and index, building them on first use. The
+// scopes are bounded: three kinds times the view's listings.
+func (x *Index) scope(sc Scope) *scope {
+	x.mu.Lock()
+	s := x.scopes[sc]
+	if s == nil {
+		s = &scope{}
+		x.scopes[sc] = s
+	}
+	x.mu.Unlock()
+	s.once.Do(func() {
+		s.rows = x.rows(sc)
+		items := make([]search.Item, len(s.rows))
+		for i, e := range s.rows {
+			items[i] = search.Item{Name: e.Name, Description: e.EffectiveDescription(), Restricted: !e.VisibleTo(false)}
+		}
+		s.index = search.NewIndex(items)
+	})
+	return s
+}
+
+// rows lists every live entry of sc, whoever may see it (the search index
+// filters per caller), sorted by name, then skills before sub-agents,
+// top-level before a listing's own.
+func (x *Index) rows(sc Scope) []*catalog.Entry {
+	v := x.view
+	var out []*catalog.Entry
+	if sc.Listing != "" {
+		if sc.Kind == catalog.KindSubagent {
+			return nil // listings hold skills only
+		}
+		members, _ := v.Listing(sc.Listing, true)
+		return sortRows(slices.Clone(members))
+	}
+	if sc.Kind != catalog.KindSubagent {
+		out = append(out, v.Skills(true)...)
+		for _, l := range v.ListingNames() {
+			members, _ := v.Listing(l, true)
+			for _, e := range members {
+				if e.Listing == l {
+					out = append(out, e)
+				}
+			}
+		}
+	}
+	if sc.Kind != catalog.KindSkill {
+		out = append(out, v.Subagents(true)...)
+	}
+	return sortRows(out)
+}
+
+func sortRows(rows []*catalog.Entry) []*catalog.Entry {
+	slices.SortStableFunc(rows, func(a, b *catalog.Entry) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if a.Kind != b.Kind {
+			if a.Kind == catalog.KindSkill {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Listing, b.Listing)
+	})
+	return rows
+}

@@ -1,0 +1,95 @@
+package webcatalog
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/routes"
+)
+
+// KeyVariable is the environment variable the install instructions read
+// an API key from: a key never appears on a page.
+const KeyVariable = "SKILLDROP_API_KEY"
+
+// install lists the ways to install version ver of e from this origin:
+// the skills CLI (public skills: it sends no credentials), an MCP host's
+// configuration (skills MCP serves), and a download checked with sha256sum.
+func (s *Site) install(e *catalog.Entry, ver *catalog.Version) []Install {
+	o := origin(s.Base)
+	private := !e.VisibleTo(false)
+	var out []Install
+	if e.Kind == catalog.KindSkill {
+		cli := Install{ID: "install-cli", Title: "With the skills CLI"}
+		switch {
+		case private:
+			cli.Note = "The skills CLI sends no credentials, so it cannot install a skill that needs an API key: " +
+				"use an MCP host or the download below."
+		case e.ExternalURL != "" && e.Listing == "":
+			cli.Text = fmt.Sprintf("npx skills add %s --skill %s", shellQuote(o), e.Name)
+			cli.Note = "The CLI downloads it from where it is hosted and checks it against the index's digest."
+		default:
+			src := o
+			if e.Listing != "" {
+				src = o + routes.ListingScope(e.Listing)
+			}
+			cli.Text = fmt.Sprintf("npx skills add %s --skill %s", shellQuote(src), e.Name)
+			cli.Note = "Add -a <agent> -y to install without prompts, for one agent."
+		}
+		out = append(out, cli)
+		out = append(out, s.mcpInstall(e, ver, private))
+	}
+	out = append(out, s.downloadInstall(e, ver, private))
+	return out
+}
+
+// mcpInstall is an MCP host's configuration for this origin, and the
+// skill's URI there, or why MCP does not serve it.
+func (s *Site) mcpInstall(e *catalog.Entry, ver *catalog.Version, private bool) Install {
+	in := Install{ID: "install-mcp", Title: "From an MCP host"}
+	if ver.MCPExcluded != "" {
+		in.Note = "MCP does not serve this version: " + ver.MCPExcluded + "."
+		return in
+	}
+	server := map[string]any{"type": "http", "url": origin(s.Base) + routes.MCP}
+	if private {
+		server["headers"] = map[string]string{"Authorization": "Bearer ${" + KeyVariable + "}"}
+	}
+	cfg, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"skilldrop": server}}, "", "  ") // maps of strings: cannot fail
+	in.Text = string(cfg)
+	in.Note = "The skill is " + routes.SkillURI(e.Listing, e.Name, "SKILL.md") + " (skills/get, resources/read)."
+	if private {
+		in.Note += " Set " + KeyVariable + " to your API key where the host runs."
+	}
+	return in
+}
+
+// downloadInstall fetches the latest version with curl and checks its
+// digest with sha256sum before anything uses it.
+func (s *Site) downloadInstall(e *catalog.Entry, ver *catalog.Version, private bool) Install {
+	in := Install{ID: "install-curl", Title: "Download and verify"}
+	u := s.bytesURL(e, ver)
+	if u == "" {
+		in.Note = "This version has no download address."
+		return in
+	}
+	file := localName(e, ver)
+	auth := ""
+	if private {
+		auth = fmt.Sprintf(`-H "Authorization: Bearer $%s" `, KeyVariable)
+	}
+	in.Text = fmt.Sprintf("curl -fsSL %s-o %s %s\necho '%s  %s' | sha256sum -c -", auth, shellQuote(file), shellQuote(u), ver.Digest.Hex(), file)
+	in.Note = "sha256sum prints OK only when the bytes are the ones this catalog pins."
+	return in
+}
+
+// listingInstall is how to install every skill of a listing.
+func (s *Site) listingInstall(name string) []Install {
+	o := origin(s.Base)
+	return []Install{{
+		ID: "install-listing", Title: "Install this listing with the skills CLI",
+		Text: "npx skills add " + shellQuote(o+routes.ListingScope(name)),
+		Note: "It installs the listing's public skills (add -a <agent> -y for no prompts); clients that take an " +
+			"index URL read " + o + routes.ListingIndex(name) + ".",
+	}}
+}
