@@ -193,6 +193,12 @@ func TestPathTricksNeverReachUnpublishedBytes(t *testing.T) {
 				if w.Code != http.StatusNotFound {
 					t.Fatalf("status %d, want 404 (%.80s)", w.Code, w.Body)
 				}
+				if strings.HasPrefix(target, routes.Catalog) { // the web catalog's own 404 page
+					if strings.Contains(w.Body.String(), `"revision"`) || w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+						t.Errorf("%s: not the catalog's 404 page", target)
+					}
+					return
+				}
 				if errorCode(t, w) != codeNotFound {
 					t.Error("404 without its code")
 				}

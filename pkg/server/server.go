@@ -281,7 +281,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case routes.SurfaceArtifact:
 		s.servePath(sw, r, rq)
 	case routes.SurfaceRoot:
-		s.serveRoot(sw, r, rq)
+		s.serveRoot(sw, r)
 	default: // a namespace that is never served
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}

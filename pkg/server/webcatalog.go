@@ -361,15 +361,16 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, c *web, statu
 }
 
 // serveRoot answers the origin root: a browser asking for HTML is sent to
-// the web catalog; every other client gets what it always got.
-func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request, rq *request) {
+// the web catalog; every other client gets what it always got, the JSON
+// 404 (nothing is published at "/": the route table reserves it).
+func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 	varyOn(w.Header(), "Accept")
 	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && acceptsHTML(r) {
 		w.Header().Set("Cache-Control", ccNoStore)
 		http.Redirect(w, r, routes.Catalog, http.StatusFound)
 		return
 	}
-	s.servePath(w, r, rq)
+	writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 }
 
 // acceptsHTML reports whether Accept names text/html (or XHTML) with a

@@ -22,8 +22,8 @@ import (
 // Bounds of what an entry's page lists; the rest is named, not shown, so
 // a page stays small whatever the entry holds.
 const (
-	maxFiles       = 100
-	maxVersions    = 50
+	maxFiles       = 50
+	maxVersions    = 20
 	maxFrontmatter = 40
 	maxFieldValue  = 400
 )

@@ -16,7 +16,7 @@ import (
 
 // MaxBodyHTML bounds the rendered HTML of one SKILL.md or agent.md on a
 // page; a longer document is cut (at a line) and the page links the file.
-const MaxBodyHTML = 40 << 10
+const MaxBodyHTML = 32 << 10
 
 // md renders CommonMark with GitHub's tables, strikethrough, task lists and
 // autolinks. Raw HTML is never passed through (goldmark's default: it
@@ -155,10 +155,12 @@ func closeLink(w util.BufWriter, dest []byte) {
 // href: percent-encoded where it must be, and only for the schemes a page
 // may link to (http, https, mailto) or none (a relative reference).
 func SafeHref(dest string) (string, bool) {
-	escaped := string(util.URLEscape([]byte(dest), false))
-	if strings.ContainsFunc(escaped, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '\\' }) {
+	// Character references name what they spell: &#x61; is an "a".
+	dest = string(util.ResolveEntityNames(util.ResolveNumericReferences([]byte(dest))))
+	if strings.ContainsFunc(dest, func(r rune) bool { return r < 0x21 || r == 0x7f || r == '\\' }) {
 		return "", false
 	}
+	escaped := string(util.URLEscape([]byte(dest), false))
 	u, err := url.Parse(escaped)
 	if err != nil {
 		return "", false

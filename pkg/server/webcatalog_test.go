@@ -1,0 +1,477 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/webcatalog"
+	"github.com/skilldrop/skilldrop/pkg/websession"
+)
+
+var testSecret = []byte("web-catalog-test-secret-0123456789abcdef")
+
+// keyStore is a key store whose keys a test can change (revocation).
+type keyStore struct {
+	mu   sync.Mutex
+	keys []string
+	err  error
+}
+
+func (k *keyStore) Hashes(context.Context) (apikey.Set, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		return apikey.Set{}, k.err
+	}
+	var hs []string
+	for _, key := range k.keys {
+		hs = append(hs, apikey.Hash(key))
+	}
+	return apikey.ParseSet(strings.Join(hs, ","))
+}
+
+func (k *keyStore) set(keys ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.keys = keys
+}
+
+// webHarness serves the standard bucket, its documents' files recorded, with
+// sign-in on and a key store the test controls.
+func webHarness(t *testing.T, mut ...func(*Config)) (*harness, *keyStore) {
+	t.Helper()
+	st := store.NewMemory()
+	b := standardBucket(t, st)
+	withFiles(b)
+	b.publish()
+	keys := &keyStore{keys: []string{goodKey, otherKey}}
+	h := newHarness(t, st, append([]func(*Config){func(c *Config) {
+		c.Keys, c.SessionSecret = keys, testSecret
+	}}, mut...)...)
+	return h, keys
+}
+
+// withFiles records each markdown version's one file, as the indexer does.
+func withFiles(b *bucket) {
+	for _, m := range []map[string]*catalog.Entry{b.cat.Skills, b.cat.Subagents} {
+		for _, e := range m {
+			for i := range e.Versions {
+				v := &e.Versions[i]
+				if v.Format == artifact.FormatMarkdown && e.ExternalURL == "" {
+					path := artifact.SkillFile
+					if e.Kind == catalog.KindSubagent {
+						path = artifact.AgentFile
+					}
+					v.Files = []catalog.File{{Path: path, Digest: v.Digest, Size: v.Size, MediaType: "text/markdown"}}
+				}
+			}
+		}
+	}
+}
+
+const origin = "Origin: https://skills.example.com"
+
+// signIn posts key to the sign-in form and returns the session cookie.
+func signIn(t *testing.T, h *harness, key string) *http.Cookie {
+	t.Helper()
+	w := h.postForm("/catalog/sign-in", "key="+url.QueryEscape(key), origin)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/catalog/" {
+		t.Fatalf("sign-in: %d %q, location %q", w.Code, w.Body.String(), w.Header().Get("Location"))
+	}
+	for _, c := range w.Result().Cookies() {
+		if c.Name == websession.SecureCookieName {
+			return c
+		}
+	}
+	t.Fatalf("sign-in set no session cookie: %q", w.Header().Values("Set-Cookie"))
+	return nil
+}
+
+func (h *harness) postForm(target, form string, headers ...string) *httptest.ResponseRecorder {
+	h.t.Helper()
+	r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(form))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return h.serve(r, headers...)
+}
+
+func cookieHeader(c *http.Cookie) string { return "Cookie: " + c.Name + "=" + c.Value }
+
+var entryNames = regexp.MustCompile(`<a class="name" href="[^"]*">([^<]*)</a>`)
+
+// listed returns the names a list page shows.
+func listed(t *testing.T, w *httptest.ResponseRecorder) []string {
+	t.Helper()
+	if w.Code != http.StatusOK {
+		t.Fatalf("list: %d %s", w.Code, w.Body.String())
+	}
+	var out []string
+	for _, m := range entryNames.FindAllStringSubmatch(w.Body.String(), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestCatalogShowsWhatTheFeedsShowToTheSameCaller(t *testing.T) {
+	h, _ := webHarness(t)
+	cookie := signIn(t, h, goodKey)
+	for _, tc := range []struct {
+		name   string
+		header []string
+		want   []string
+	}{
+		{"anonymous", nil, []string{"bundle-tgz", "bundle-zip", "deploy-via-pr", "elsewhere", "partner-only", "reviewer"}},
+		{"bearer key", []string{bearer(goodKey)}, []string{"bundle-tgz", "bundle-zip", "deploy-via-pr", "elsewhere",
+			"hidden-only", "partner-only", "partner-secret", "reviewer", "secret-rotation"}},
+		{"session", []string{cookieHeader(cookie)}, []string{"bundle-tgz", "bundle-zip", "deploy-via-pr", "elsewhere",
+			"hidden-only", "partner-only", "partner-secret", "reviewer", "secret-rotation"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := listed(t, h.do(http.MethodGet, "/catalog/", tc.header...))
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("listed %q; want %q", got, tc.want)
+			}
+			// Entry pages: seen exactly when listed; hidden is answered as missing.
+			for _, p := range []struct{ path, name string }{
+				{"/catalog/skills/secret-rotation", "secret-rotation"},
+				{"/catalog/listings/partner-a/skills/partner-secret", "partner-secret"},
+				{"/catalog/listings/hidden/skills/hidden-only", "hidden-only"},
+				{"/catalog/skills/deploy-via-pr", "deploy-via-pr"},
+				{"/catalog/subagents/reviewer", "reviewer"},
+			} {
+				w := h.do(http.MethodGet, p.path, tc.header...)
+				visible := strings.Contains(strings.Join(tc.want, " "), p.name)
+				if (w.Code == http.StatusOK) != visible {
+					t.Errorf("%s: %d; want visible %v", p.path, w.Code, visible)
+				}
+			}
+			hiddenListing := h.do(http.MethodGet, "/catalog/listings/hidden/", tc.header...)
+			if (hiddenListing.Code == http.StatusOK) != (tc.header != nil) {
+				t.Errorf("the listing of hidden skills: %d", hiddenListing.Code)
+			}
+		})
+	}
+	// Hidden and missing read alike, byte for byte but the request id.
+	hidden := h.do(http.MethodGet, "/catalog/skills/secret-rotation")
+	missing := h.do(http.MethodGet, "/catalog/skills/no-such-skill")
+	if hidden.Code != http.StatusNotFound || hidden.Body.String() != missing.Body.String() {
+		t.Errorf("hidden %d and missing %d differ", hidden.Code, missing.Code)
+	}
+	for _, p := range []string{"/catalog/listings/hidden/", "/catalog/?listing=hidden", "/catalog/listings/nope/"} {
+		if w := h.do(http.MethodGet, p); w.Code != http.StatusNotFound || w.Body.String() != missing.Body.String() {
+			t.Errorf("%s: %d; want the same 404", p, w.Code)
+		}
+	}
+}
+
+func TestSessionCookieIsHonouredOnCatalogPagesOnly(t *testing.T) {
+	h, _ := webHarness(t)
+	cookie := signIn(t, h, goodKey)
+	c := cookieHeader(cookie)
+	// The feeds and MCP answer a cookie-only request as anonymous.
+	if w := h.do(http.MethodGet, "/.well-known/agent-skills/index.json", c); strings.Contains(w.Body.String(), "secret-rotation") {
+		t.Error("the RFC index honoured the session cookie")
+	}
+	if w := h.do(http.MethodGet, "/api/v1/skills/secret-rotation", c); w.Code != http.StatusNotFound {
+		t.Errorf("the native API honoured the session cookie: %d", w.Code)
+	}
+	if w := h.do(http.MethodGet, "/skills/secret-rotation/SKILL.md", c); w.Code != http.StatusNotFound {
+		t.Errorf("the artifact honoured the session cookie: %d", w.Code)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"skills/list","params":{}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if w := h.serve(r, c); w.Code != http.StatusOK || strings.Contains(w.Body.String(), "secret-rotation") {
+		t.Errorf("MCP: %d, honoured the session cookie: %v", w.Code, strings.Contains(w.Body.String(), "secret-rotation"))
+	}
+	// The page does, and names the key by its id only.
+	w := h.do(http.MethodGet, "/catalog/skills/secret-rotation", c)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), apikey.KeyID(goodKey)) || strings.Contains(w.Body.String(), goodKey) {
+		t.Errorf("page with session: %d", w.Code)
+	}
+	if got := w.Header().Get("Cache-Control"); got != ccNoStore {
+		t.Errorf("signed-in page Cache-Control %q; want no-store", got)
+	}
+	if !strings.Contains(h.logs.String(), `"session":true`) || strings.Contains(h.logs.String(), goodKey) {
+		t.Error("the access log does not mark the session, or names the key")
+	}
+}
+
+func TestSessionCookieAttributes(t *testing.T) {
+	h, _ := webHarness(t)
+	w := h.postForm("/catalog/sign-in", "key="+goodKey, origin)
+	line := w.Header().Get("Set-Cookie")
+	for _, want := range []string{websession.SecureCookieName + "=", "HttpOnly", "Secure", "SameSite=Strict", "Path=/", "Max-Age=43200"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("Set-Cookie %q lacks %s", line, want)
+		}
+	}
+	if strings.Contains(line, goodKey) || strings.Contains(line, apikey.Hash(goodKey)) {
+		t.Errorf("the cookie carries the key or its hash: %q", line)
+	}
+	// On a plain-HTTP loopback origin the cookie cannot be Secure.
+	local, _ := webHarness(t, func(c *Config) { c.PublicBaseURL, c.Local = "", true })
+	w = local.postForm("/catalog/sign-in", "key="+goodKey, "Host: 127.0.0.1:8080", "Origin: http://127.0.0.1:8080")
+	line = w.Header().Get("Set-Cookie")
+	if w.Code != http.StatusSeeOther || !strings.HasPrefix(line, websession.LoopbackCookieName+"=") || strings.Contains(line, "Secure") {
+		t.Errorf("loopback sign-in: %d %q", w.Code, line)
+	}
+	w = local.postForm("/catalog/sign-in", "key="+goodKey, "Host: skills.internal:8080", "Origin: http://skills.internal:8080")
+	if line = w.Header().Get("Set-Cookie"); !strings.Contains(line, "Secure") {
+		t.Errorf("plain HTTP off loopback: %q; want Secure", line)
+	}
+}
+
+func TestSessionEndsWithRevocationExpiryAndSignOut(t *testing.T) {
+	h, keys := webHarness(t)
+	page := "/catalog/skills/secret-rotation"
+	c := cookieHeader(signIn(t, h, goodKey))
+	if w := h.do(http.MethodGet, page, c); w.Code != http.StatusOK {
+		t.Fatalf("signed in: %d", w.Code)
+	}
+	keys.set(otherKey) // revoked
+	w := h.do(http.MethodGet, page, c)
+	if w.Code != http.StatusNotFound || !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("after revocation: %d, Set-Cookie %q; want 404 and the cookie cleared", w.Code, w.Header().Get("Set-Cookie"))
+	}
+	keys.set(goodKey, otherKey)
+	if w := h.do(http.MethodGet, page, c); w.Code != http.StatusOK {
+		t.Errorf("key restored: %d", w.Code)
+	}
+	keys.err = apikey.ErrUnavailable
+	if w := h.do(http.MethodGet, page, c); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("key store down: %d; want 503, never anonymous", w.Code)
+	}
+	keys.err = nil
+	h.clock.Advance(websession.MaxAge)
+	if w := h.do(http.MethodGet, page, c); w.Code != http.StatusNotFound {
+		t.Errorf("after 12 h: %d", w.Code)
+	}
+	c = cookieHeader(signIn(t, h, goodKey))
+	w = h.postForm("/catalog/sign-out", "", c, origin)
+	if w.Code != http.StatusSeeOther || !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("sign-out: %d %q", w.Code, w.Header().Get("Set-Cookie"))
+	}
+	if w := h.do(http.MethodGet, "/catalog/sign-out", c); w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET sign-out: %d; want 405", w.Code)
+	}
+	// A forged cookie (another secret) is no session.
+	other, _ := websession.NewSigner([]byte(strings.Repeat("z", 40)))
+	v, _ := other.Issue(apikey.KeyID(goodKey), apikey.Hash(goodKey), h.clock.Now(), time.Hour)
+	if w := h.do(http.MethodGet, page, "Cookie: "+websession.SecureCookieName+"="+v); w.Code != http.StatusNotFound {
+		t.Errorf("forged cookie: %d", w.Code)
+	}
+	// Without a secret there is no sign-in, and a cookie means nothing.
+	off, _ := webHarness(t, func(c *Config) { c.SessionSecret = nil })
+	if w := off.postForm("/catalog/sign-in", "key="+goodKey, origin); w.Code != http.StatusForbidden || w.Header().Get("Set-Cookie") != "" {
+		t.Errorf("sign-in without a secret: %d", w.Code)
+	}
+}
+
+func TestSignInFormRefusesBadKeysAndCrossOriginPosts(t *testing.T) {
+	h, _ := webHarness(t)
+	for _, tc := range []struct {
+		name, form string
+		headers    []string
+		want       int
+	}{
+		{"unknown key", "key=sk-nope", []string{origin}, http.StatusUnauthorized},
+		{"empty key", "key=", []string{origin}, http.StatusUnauthorized},
+		{"two keys", "key=" + goodKey + "&key=" + otherKey, []string{origin}, http.StatusBadRequest},
+		{"no Origin", "key=" + goodKey, nil, http.StatusForbidden},
+		{"other Origin", "key=" + goodKey, []string{"Origin: https://evil.example"}, http.StatusForbidden},
+		{"null Origin", "key=" + goodKey, []string{"Origin: null"}, http.StatusForbidden},
+		{"http Origin", "key=" + goodKey, []string{"Origin: http://skills.example.com"}, http.StatusForbidden},
+		{"huge body", "key=" + strings.Repeat("a", 8<<10), []string{origin}, http.StatusRequestEntityTooLarge},
+	} {
+		w := h.postForm("/catalog/sign-in", tc.form, tc.headers...)
+		if w.Code != tc.want || w.Header().Get("Set-Cookie") != "" {
+			t.Errorf("%s: %d, Set-Cookie %q; want %d and none", tc.name, w.Code, w.Header().Get("Set-Cookie"), tc.want)
+		}
+	}
+	if w := h.postForm("/catalog/sign-out", "", "Origin: https://evil.example"); w.Code != http.StatusForbidden {
+		t.Errorf("cross-origin sign-out: %d", w.Code)
+	}
+	if w := h.postForm("/catalog/", "", origin); w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST to a page: %d", w.Code)
+	}
+}
+
+func TestEveryCatalogResponseCarriesTheSecurityHeaders(t *testing.T) {
+	h, _ := webHarness(t)
+	var asset string
+	if m := regexp.MustCompile(`/catalog/assets/[^"]+\.js`).FindString(h.do(http.MethodGet, "/catalog/").Body.String()); m != "" {
+		asset = m
+	} else {
+		t.Fatal("the page loads no script")
+	}
+	for _, p := range []string{"/catalog/", "/catalog/?kind=skill&q=bundle", "/catalog/skills/deploy-via-pr",
+		"/catalog/subagents/reviewer", "/catalog/listings/partner-a/", "/catalog/sign-in", "/catalog/nope",
+		"/catalog/?page=0", asset} {
+		w := h.do(http.MethodGet, p)
+		hd := w.Header()
+		csp := hd.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %s", p, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q allows something unsafe", p, csp)
+		}
+		if hd.Get("X-Content-Type-Options") != "nosniff" || hd.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: nosniff %q, X-Frame-Options %q", p, hd.Get("X-Content-Type-Options"), hd.Get("X-Frame-Options"))
+		}
+		if hd.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: a catalog response allows other origins", p)
+		}
+		body := w.Body.String()
+		if p != asset && (strings.Contains(body, "<script>") || strings.Contains(body, " style=") || regexp.MustCompile(`(?i)\son[a-z]+=`).MatchString(body)) {
+			t.Errorf("%s: inline script or style in the page", p)
+		}
+		if regexp.MustCompile(`(?i)(src|href)="(https?:)?//`).MatchString(strings.ReplaceAll(body, `href="https://skills.example.com/`, "")) {
+			t.Errorf("%s: loads or links something from another origin", p)
+		}
+	}
+	if w := h.do(http.MethodOptions, "/catalog/sign-in", "Origin: https://evil.example", "Access-Control-Request-Method: POST"); w.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Error("the sign-in form answers a CORS preflight")
+	}
+}
+
+func TestBrowsersAreSentToTheCatalogAndJSONClientsKeepTheRoot(t *testing.T) {
+	h, _ := webHarness(t)
+	before := h.do(http.MethodGet, "/")
+	if before.Code != http.StatusNotFound {
+		t.Fatalf("GET / without Accept: %d", before.Code)
+	}
+	for _, accept := range []string{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html", "application/xhtml+xml"} {
+		w := h.do(http.MethodGet, "/", "Accept: "+accept)
+		if w.Code != http.StatusFound || w.Header().Get("Location") != "/catalog/" || !strings.Contains(w.Header().Get("Vary"), "Accept") {
+			t.Errorf("Accept %q: %d to %q", accept, w.Code, w.Header().Get("Location"))
+		}
+	}
+	for _, accept := range []string{"", "application/json", "*/*", "text/html;q=0", "application/json, text/plain"} {
+		w := h.do(http.MethodGet, "/", "Accept: "+accept)
+		if w.Code != before.Code || w.Body.String() != before.Body.String() || w.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("Accept %q: %d %q; want today's JSON answer", accept, w.Code, w.Body.String())
+		}
+	}
+	if w := h.do(http.MethodPost, "/", "Accept: text/html"); w.Code == http.StatusFound {
+		t.Error("a POST to / was redirected")
+	}
+}
+
+func TestCatalogPagesAndSearches(t *testing.T) {
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	for i := range 60 {
+		name := fmt.Sprintf("tool-%02d", i)
+		b.skill(name, "", catalog.Public, artifact.FormatMarkdown, skillMD(name))
+	}
+	b.cat.Skills["tool-07"].Description = "Converts invoices into spreadsheets."
+	b.publish()
+	h := newHarness(t, st)
+	first := listed(t, h.do(http.MethodGet, "/catalog/"))
+	if len(first) != webcatalog.PageSize || first[0] != "tool-00" {
+		t.Fatalf("page 1: %q", first)
+	}
+	w := h.do(http.MethodGet, "/catalog/?page=3")
+	if got := listed(t, w); len(got) != 10 || got[0] != "tool-50" || strings.Contains(w.Body.String(), `rel="next"`) {
+		t.Errorf("page 3: %q", got)
+	}
+	if !strings.Contains(h.do(http.MethodGet, "/catalog/?page=2").Body.String(), `href="/catalog/?page=3" rel="next"`) {
+		t.Error("page 2 does not link page 3")
+	}
+	if got := listed(t, h.do(http.MethodGet, "/catalog/?q=invoice+spreadsheets")); len(got) != 1 || got[0] != "tool-07" {
+		t.Errorf("search: %q", got)
+	}
+	if got := listed(t, h.do(http.MethodGet, "/catalog/?kind=subagent")); len(got) != 0 {
+		t.Errorf("no sub-agents: %q", got)
+	}
+	for _, bad := range []string{"?page=0", "?page=x", "?page=02", "?kind=other", "?q=a&q=b", "?q=" + strings.Repeat("a", 300), "?listing=UPPER"} {
+		if w := h.do(http.MethodGet, "/catalog/"+bad); w.Code != http.StatusBadRequest {
+			t.Errorf("%s: %d; want 400", bad, w.Code)
+		}
+	}
+}
+
+func TestCatalogPageShowsTheVerifiedDocumentOrNothing(t *testing.T) {
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	doc := []byte("---\nname: tampered\ndescription: d\n---\n# Heading\n\nBody <script>window.x=1</script> text.\n")
+	e := b.skill("tampered", "", catalog.Public, artifact.FormatMarkdown, doc)
+	withFiles(b)
+	b.publish()
+	h := newHarness(t, st)
+	w := h.do(http.MethodGet, "/catalog/skills/tampered")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<h1>Heading</h1>") || strings.Contains(w.Body.String(), "<script>window") {
+		t.Fatalf("page: %d %s", w.Code, w.Body.String())
+	}
+	// A fresh server (no rendering kept) over a blob changed in storage.
+	if _, err := st.Put(context.Background(), catalog.BlobKey(e.LatestVersion().Digest), bytes.Replace(doc, []byte("Body"), []byte("Evil"), 1), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h = newHarness(t, st)
+	w = h.do(http.MethodGet, "/catalog/skills/tampered")
+	if w.Code != http.StatusServiceUnavailable || strings.Contains(w.Body.String(), "Evil") {
+		t.Errorf("tampered: %d", w.Code)
+	}
+	if h.metrics.Total(obs.DigestMismatch) == 0 || !strings.Contains(h.logs.String(), "agent_skill.digest_mismatch") {
+		t.Error("no audit event or metric for the tampered document")
+	}
+}
+
+// pageBudget is the issue's bound on a catalog page without images.
+const pageBudget = 60 << 10
+
+func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	long := strings.Repeat("Describes a long thing in many words. ", 27)[:1024]
+	for i := range 40 {
+		name := fmt.Sprintf("long-%02d", i)
+		e := b.skill(name, "", catalog.Public, artifact.FormatMarkdown, skillMD(name))
+		e.Description = long
+	}
+	var body strings.Builder
+	body.WriteString("---\nname: huge\ndescription: d\n---\n")
+	for i := range 20000 {
+		fmt.Fprintf(&body, "- item *%d* with [a link](https://example.com/%d) and `code`\n", i, i)
+	}
+	e := b.skill("huge", "", catalog.Public, artifact.FormatMarkdown, []byte(body.String()))
+	for range 200 {
+		e = b.skill("huge", "", catalog.Public, artifact.FormatMarkdown, []byte(body.String()+fmt.Sprint(len(e.Versions))))
+	}
+	withFiles(b)
+	v := &e.Versions[len(e.Versions)-1]
+	for i := range 1000 {
+		v.Files = append(v.Files, catalog.File{Path: fmt.Sprintf("dir/file-%04d.txt", i), Digest: digest.Of([]byte{byte(i)}), Size: 1})
+	}
+	b.publish()
+	h := newHarness(t, st)
+	for _, p := range []string{"/catalog/", "/catalog/skills/huge"} {
+		w := h.do(http.MethodGet, p)
+		t.Logf("%s: %d bytes", p, w.Body.Len())
+		if w.Code != http.StatusOK || w.Body.Len() > pageBudget {
+			t.Errorf("%s: %d, %d bytes; want at most %d", p, w.Code, w.Body.Len(), pageBudget)
+		}
+	}
+	if w := h.do(http.MethodGet, "/catalog/skills/huge"); !strings.Contains(w.Body.String(), "download it") || !strings.Contains(w.Body.String(), "more files") {
+		t.Error("the cut document or the file list does not say there is more")
+	}
+}
