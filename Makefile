@@ -3,8 +3,8 @@
 #   make run     serve examples/bucket on http://127.0.0.1:8080 (no AWS account, no Docker)
 #   make cli     the operator CLI alone (bin/skilldrop)
 #   make test    unit tests, short fuzz runs, the emulator tier (starts moto_server when needed), the
-#                Lambda binaries end to end under aws-lambda-rie, and real clients (the skills CLI and the
-#                official MCP conformance suite)
+#                Lambda binaries end to end under aws-lambda-rie, real clients (the skills CLI and the
+#                official MCP conformance suite), and the web catalog in headless Chromium
 #   make lint    gofmt, go vet, golangci-lint, go mod tidy
 #   make bench   the benchmarks behind the figures in the issues
 #   make bench-burst  issue 9's bursts: batched delivery against one invocation per event, in one run
@@ -62,6 +62,7 @@ DEMO_API_KEY := skilldrop-demo-key
 
 .PHONY: run run-reset run-dir
 run: run-dir ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
+	@echo "web catalog: http://$(RUN_ADDR)/catalog/  (sign in there with the demo key to see the authenticated skills)"
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
 	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
 		$(GO) run -ldflags '$(VERSION_LDFLAGS)' ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
@@ -76,7 +77,7 @@ run-dir:
 	else mkdir -p $(dir $(RUN_DIR)) && cp -R examples/bucket $(RUN_DIR) && echo "copied examples/bucket to $(RUN_DIR)"; fi
 
 .PHONY: test
-test: test-unit fuzz test-integration e2e test-clients test-conformance ## every test tier
+test: test-unit fuzz test-integration e2e test-clients test-conformance test-browser ## every test tier
 
 .PHONY: test-unit
 test-unit: ## fast tier: no services
@@ -107,6 +108,7 @@ lint: $(GOLANGCI) lint-template ## gofmt, go vet, golangci-lint, go mod tidy, cf
 	$(GO) vet -tags e2e,scale ./...
 	$(GO) vet -tags clients ./...
 	$(GO) vet -tags conformance ./...
+	$(GO) vet -tags browser ./...
 	$(GOLANGCI) run ./...
 	$(GO) mod tidy -diff
 
@@ -238,6 +240,29 @@ test-clients: node-tools ## real clients against skilldrop serve: the skills CLI
 .PHONY: test-conformance
 test-conformance: node-tools ## the official MCP conformance suite (pinned) against skilldrop serve
 	$(GO) test -count=1 -tags conformance ./e2e/mcpconformance/
+
+# --- The browser tier: the web catalog in Debian's Chromium, driven from Go (chromedp) ---------------------------
+
+# Debian's chromium package (the tier never downloads a browser of its own); `make chromium` installs it with
+# apt-get when it is missing, as root (CI runs as root). axe-core comes with the node tools.
+CHROMIUM ?= /usr/bin/chromium
+BROWSER_ARTIFACTS := $(CURDIR)/build/browser
+
+.PHONY: chromium
+chromium: ## Debian's Chromium for the browser tier (apt-get install chromium when missing)
+	@if [ ! -x $(CHROMIUM) ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "chromium: $(CHROMIUM) is missing; install Debian's chromium package (as root: make chromium)" >&2; exit 2; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; \
+	fi
+	@$(CHROMIUM) --version
+
+# The web catalog in headless Chromium (e2e/browser, build tag browser): a person's path, the pages without
+# JavaScript, the XSS corpus and axe-core on every page type. Screenshots go to build/browser/.
+.PHONY: test-browser
+test-browser: chromium node-tools ## the web catalog in headless Chromium: browse, search, copy, sign in and out, XSS, axe-core
+	rm -rf $(BROWSER_ARTIFACTS) && mkdir -p $(BROWSER_ARTIFACTS)
+	SKILLDROP_CHROMIUM=$(CHROMIUM) SKILLDROP_BROWSER_ARTIFACTS=$(BROWSER_ARTIFACTS) \
+		$(GO) test -count=1 -v -tags browser ./e2e/browser/
 
 .PHONY: emulator-up emulator-down
 emulator-up: ## start moto_server on 127.0.0.1:4566 (kept running)
