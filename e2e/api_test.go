@@ -56,6 +56,9 @@ type call struct {
 	target string // path and query, as the client sent them
 	header map[string]string
 	body   string
+	// cookies are the request's cookies, which payload 2.0 carries in a
+	// list of their own, never as a header.
+	cookies []string
 }
 
 // gatewayEvent is call as API Gateway hands it to the function (HTTP API,
@@ -117,6 +120,7 @@ func gatewayEvent(c call, requestID string, at time.Time) events.APIGatewayV2HTT
 				UserAgent: headers["user-agent"],
 			},
 		},
+		Cookies:         c.cookies,
 		Body:            c.body,
 		IsBase64Encoded: false, // JSON is text: API Gateway passes it as is
 	}

@@ -12,6 +12,9 @@
 //	SKILLDROP_API_KEY_PARAMETER  SSM SecureString holding the comma-separated
 //	                             SHA-256 hashes of the API keys (cached 60 s)
 //	SKILLDROP_API_KEY_SHA256     comma-separated hashes, added to the parameter's
+//	SKILLDROP_SESSION_SECRET_PARAMETER  SSM SecureString holding the secret (at
+//	                             least 32 characters) that signs the web catalog's
+//	                             session cookies, read once at start; unset: no sign-in
 //	SKILLDROP_LOG_LEVEL          DEBUG, INFO (default), WARN or ERROR
 package main
 
@@ -20,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -35,7 +39,11 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/responselimit"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"github.com/skilldrop/skilldrop/pkg/websession"
 )
+
+// envSessionParameter names the SSM SecureString of the session secret.
+const envSessionParameter = "SKILLDROP_SESSION_SECRET_PARAMETER"
 
 // settings is what the environment configures.
 type settings struct {
@@ -43,6 +51,7 @@ type settings struct {
 	namespace string
 	baseURL   string
 	parameter string
+	session   string // the session secret's SSM parameter
 	hashes    apikey.Set
 	level     slog.Level
 }
@@ -54,6 +63,7 @@ func parseEnv(getenv func(string) string) (settings, error) {
 		namespace: getenv("SKILLDROP_METRIC_NAMESPACE"),
 		baseURL:   getenv("SKILLDROP_PUBLIC_BASE_URL"),
 		parameter: getenv(apikey.EnvParameter),
+		session:   getenv(envSessionParameter),
 	}
 	if s.bucket == "" {
 		return s, fmt.Errorf("SKILLDROP_BUCKET is required")
@@ -96,13 +106,24 @@ func main() {
 	if err != nil {
 		fail("SKILLDROP_METRIC_NAMESPACE", err)
 	}
+	ssmClient := ssm.NewFromConfig(awsCfg)
 	var keys apikey.Source = s.hashes
 	if s.parameter != "" {
-		param, err := ssmparam.New(ssm.NewFromConfig(awsCfg), s.parameter, apikey.CacheOptions{})
+		param, err := ssmparam.New(ssmClient, s.parameter, apikey.CacheOptions{})
 		if err != nil {
 			fail(apikey.EnvParameter, err)
 		}
 		keys = apikey.Union(param, s.hashes)
+	}
+	var secret []byte
+	if s.session != "" {
+		v, err := ssmparam.Fetch(ssmClient, s.session)(ctx)
+		if err != nil {
+			fail(envSessionParameter, err)
+		}
+		if secret = []byte(strings.TrimSpace(v)); len(secret) < websession.MinSecretBytes {
+			fail(envSessionParameter, fmt.Errorf("the secret in %q has %d characters, want at least %d", s.session, len(secret), websession.MinSecretBytes))
+		}
 	}
 	bucket := store.NewS3(awsCfg, s.bucket)
 	h, err := server.New(server.Config{
@@ -116,6 +137,7 @@ func main() {
 		MaxResponseBytes: responselimit.MaxBytes,
 		Fits:             lambdahttp.Fits,
 		Presigner:        bucket,
+		SessionSecret:    secret,
 	})
 	if err != nil {
 		fail("configuration", err)

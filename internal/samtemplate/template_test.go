@@ -632,11 +632,18 @@ func TestPermissions(t *testing.T) {
 	if len(ap["cloudwatch:PutMetricData"]) == 0 || len(ix["cloudwatch:PutMetricData"]) == 0 {
 		t.Error("a function cannot put its metrics")
 	}
-	ssm := false
+	ssm, session := false, false
 	for _, pol := range Get(tpl.Resource(apiFn), "Properties", "Policies").Content {
-		if p := Get(pol, "SSMParameterWithSlashPrefixReadPolicy", "ParameterName"); isRef(p, "ApiKeyParameterName") {
+		p := Get(pol, "SSMParameterWithSlashPrefixReadPolicy", "ParameterName")
+		if isRef(p, "ApiKeyParameterName") {
 			ssm = true
 		}
+		if p != nil && p.Tag == "!If" && len(p.Content) == 3 && p.Content[0].Value == "HasSessionSecret" && isRef(p.Content[1], "SessionSecretParameterName") {
+			session = true
+		}
+	}
+	if !session {
+		t.Error("api cannot read the web catalog's session secret (SessionSecretParameterName)")
 	}
 	if !ssm {
 		t.Error("api: no SSMParameterWithSlashPrefixReadPolicy on the API-key parameter")

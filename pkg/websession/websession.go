@@ -170,7 +170,7 @@ func CookieName(secure bool) string {
 func Cookie(value string, expires time.Time, now time.Time, secure bool) *http.Cookie {
 	return &http.Cookie{
 		Name: CookieName(secure), Value: value, Path: "/",
-		MaxAge: max(int(expires.Sub(now)/time.Second), 1), Expires: expires.UTC(),
+		MaxAge: max(int((expires.Sub(now)+time.Second-1)/time.Second), 1), Expires: expires.UTC(), // whole seconds, rounded up
 		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode,
 	}
 }
