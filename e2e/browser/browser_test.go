@@ -477,7 +477,8 @@ func TestHostileSkillsNeverRunInThePage(t *testing.T) {
 	}
 	links := eval[[]string](t, ctx, `[...document.querySelectorAll("article.doc a")].map(a => a.getAttribute("href") + " " + a.rel)`)
 	for _, l := range links {
-		if !strings.HasSuffix(l, " nofollow noopener noreferrer") || !(strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")) {
+		web := strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+		if !strings.HasSuffix(l, " nofollow noopener noreferrer") || !web {
 			t.Errorf("document link %q", l)
 		}
 	}
