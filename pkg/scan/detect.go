@@ -1,0 +1,318 @@
+package scan
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"strings"
+	"unicode/utf8"
+)
+
+// The detectors the rule pack names, written in code because a pattern
+// cannot express them: magic bytes, decoding, the content of comments.
+
+// maxComments bounds the HTML comments of one text scanned on their own.
+const maxComments = 1000
+
+// comments flags HTML comments (invisible in rendered markdown) whose
+// content any rule finds something in, signals included: a comment that
+// reads or sends data, or addresses the agent, is instructions hidden
+// from the person reviewing the rendered skill.
+func (s *scanner) comments(v *view, depth int, out emit) {
+	t := v.text
+	for n, i := 0, 0; n < maxComments; n++ {
+		k := indexFrom(t, i, "<!--")
+		if k < 0 {
+			return
+		}
+		end := indexFrom(t, k+4, "-->")
+		if end < 0 {
+			end = len(t)
+		}
+		found := false
+		s.inComment++
+		s.scanText(t[k+4:end], depth+1, func(r *Rule, _ int, _ string) { found = true })
+		s.inComment--
+		if s.over {
+			return
+		}
+		if found {
+			out(s.p.detector["html-comment"], v.line(k), "")
+		}
+		i = end
+	}
+}
+
+// Blob detection: base64 of at least minBase64 characters (a line of a
+// wrapped blob counts when it is at least wrappedLine long), hex of at
+// least minHex digits, or \xNN escapes of at least minEscapes bytes.
+const (
+	minBase64   = 40
+	minHex      = 32
+	minEscapes  = 8
+	wrappedLine = 60
+	// maxBlobs bounds the blobs of one text decoded.
+	maxBlobs = 4096
+)
+
+var b64class = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_" {
+		t[c] = true
+	}
+	return t
+}()
+
+// blobs decodes the encoded blobs of v and scans what they hold: text
+// again, one layer deeper; bytes for executables. What a blob hides is
+// reported at the blob's line, and the blob itself as decoded-findings.
+func (s *scanner) blobs(v *view, depth int, out emit) {
+	t := v.text
+	n := 0
+	for i := 0; i < len(t) && n < maxBlobs && !s.over; {
+		if !b64class[t[i]] {
+			i++
+			continue
+		}
+		start := i
+		var run []byte // the blob without line breaks, when wrapped
+		lineStart := i
+		for i < len(t) {
+			for i < len(t) && b64class[t[i]] {
+				i++
+			}
+			// A wrapped blob continues on the next line.
+			if i+1 < len(t) && t[i] == '\n' && i-lineStart >= wrappedLine && b64class[t[i+1]] {
+				run = append(run, t[lineStart:i]...)
+				i++
+				lineStart = i
+				continue
+			}
+			break
+		}
+		if run != nil {
+			run = append(run, t[lineStart:i]...)
+		} else {
+			run = t[start:i]
+		}
+		if len(run) < minHex {
+			continue
+		}
+		decoded, kind := decodeBlob(run)
+		if decoded == nil {
+			continue
+		}
+		n++
+		s.decoded(decoded, kind, v.line(start), depth, out)
+	}
+	for i := 0; n < maxBlobs && !s.over; n++ {
+		k := indexFrom(t, i, `\x`)
+		if k < 0 {
+			break
+		}
+		var buf []byte
+		j := k
+		for j+4 <= len(t) && t[j] == '\\' && t[j+1] == 'x' && isHex(t[j+2]) && isHex(t[j+3]) {
+			buf = append(buf, unhex(t[j+2])<<4|unhex(t[j+3]))
+			j += 4
+		}
+		if len(buf) >= minEscapes {
+			s.decoded(buf, `\x escapes`, v.line(k), depth, out)
+		}
+		i = max(j, k+2)
+	}
+}
+
+// decoded scans what a blob decoded to.
+func (s *scanner) decoded(data []byte, kind string, line, depth int, out emit) {
+	s.eicar(data, line, out)
+	if !printable(data) {
+		if native(data) != "" {
+			out(s.p.detector["native-executable"], line, "decoded from "+kind)
+		}
+		return
+	}
+	found := false
+	s.scanText(data, depth+1, func(r *Rule, _ int, note string) {
+		if !r.Signal() {
+			found = true
+		}
+		out(r, line, join("decoded from "+kind, note))
+	})
+	if found {
+		out(s.p.detector["decoded-findings"], line, kind)
+	}
+}
+
+// decodeBlob decodes a run of base64 or hex characters; nil when it is
+// neither (or too short to be worth it).
+func decodeBlob(run []byte) ([]byte, string) {
+	if len(run)%2 == 0 && allHex(run) {
+		b := make([]byte, len(run)/2)
+		if _, err := hex.Decode(b, run); err == nil {
+			return b, "hex"
+		}
+		return nil, ""
+	}
+	if len(run) < minBase64 {
+		return nil, ""
+	}
+	raw := bytes.TrimRight(run, "=")
+	enc := base64.RawStdEncoding
+	if bytes.ContainsAny(raw, "-_") {
+		if bytes.ContainsAny(raw, "+/") {
+			return nil, ""
+		}
+		enc = base64.RawURLEncoding
+	}
+	if len(raw)%4 == 1 {
+		raw = raw[:len(raw)-1]
+	}
+	// Most long runs are not base64 of text: check a prefix first.
+	head := raw[:min(len(raw), 1024)&^3]
+	hb := make([]byte, enc.DecodedLen(len(head)))
+	if _, err := enc.Decode(hb, head); err != nil || (!printable(hb) && native(hb) == "") {
+		return nil, ""
+	}
+	b := make([]byte, enc.DecodedLen(len(raw)))
+	n, err := enc.Decode(b, raw)
+	if err != nil {
+		return nil, ""
+	}
+	return b[:n], "base64"
+}
+
+func allHex(b []byte) bool {
+	for _, c := range b {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// printable reports whether decoded bytes are text: valid UTF-8 (a rune
+// cut at the end aside) with almost no control characters.
+func printable(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	ctl := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+				ctl++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 && len(b)-i >= utf8.UTFMax {
+			return false
+		}
+		i += size
+	}
+	return ctl*50 <= len(b)
+}
+
+// eicarString is the EICAR test file's content, which anti-virus tools
+// match exactly; written in two parts so that this source file is not one.
+const eicarString = `X5O!P%@AP[4\PZX54(P^)7CC)7}$` + `EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
+
+func (s *scanner) eicar(data []byte, line int, out emit) {
+	if bytes.Contains(data, []byte(eicarString)) {
+		if line == 0 && !isBinary(data) {
+			line = 1 + bytes.Count(data[:bytes.Index(data, []byte(eicarString))], []byte{'\n'})
+		}
+		out(s.p.detector["eicar"], line, "")
+	}
+}
+
+// binaryFile runs the detectors of binary content on a file.
+func (s *scanner) binaryFile(path string, data []byte, line int, out emit) {
+	if kind := native(data); kind != "" {
+		out(s.p.detector["native-executable"], line, kind)
+		return
+	}
+	if kind := bytecode(path, data); kind != "" {
+		out(s.p.detector["bytecode"], line, kind)
+		return
+	}
+	if kind := nested(data); kind != "" {
+		out(s.p.detector["nested-archive"], line, kind)
+	}
+}
+
+// native names the executable format data starts with, or "".
+func native(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x7fELF")):
+		return "ELF"
+	case len(b) >= 0x40 && b[0] == 'M' && b[1] == 'Z':
+		off := int(binary.LittleEndian.Uint32(b[0x3c:]))
+		if off >= 0x40 && off+4 <= len(b) && string(b[off:off+4]) == "PE\x00\x00" {
+			return "PE"
+		}
+	case len(b) >= 4:
+		switch binary.BigEndian.Uint32(b) {
+		case 0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe:
+			return "Mach-O"
+		case 0xcafebabe:
+			// Also a Java class's magic: a fat Mach-O counts its
+			// architectures where a class has its version (45 and up).
+			if len(b) >= 8 && binary.BigEndian.Uint32(b[4:]) > 0 && binary.BigEndian.Uint32(b[4:]) < 45 {
+				return "Mach-O universal"
+			}
+		}
+	}
+	return ""
+}
+
+// bytecode names the bytecode format of a file, or "".
+func bytecode(path string, b []byte) string {
+	lower := strings.ToLower(path)
+	switch {
+	case len(b) >= 8 && binary.BigEndian.Uint32(b) == 0xcafebabe && binary.BigEndian.Uint16(b[6:]) >= 45:
+		return "Java class"
+	case len(b) >= 16 && b[2] == '\r' && b[3] == '\n' && (strings.HasSuffix(lower, ".pyc") || strings.HasSuffix(lower, ".pyo") ||
+		binary.LittleEndian.Uint32(b[4:]) <= 3 && binary.LittleEndian.Uint16(b[:2]) >= 3000 && binary.LittleEndian.Uint16(b[:2]) < 4000):
+		return "Python bytecode"
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")) && (strings.HasSuffix(lower, ".jar") || strings.HasSuffix(lower, ".war") ||
+		strings.HasSuffix(lower, ".ear") || bytes.Contains(b, []byte("META-INF/MANIFEST.MF")) || bytes.Contains(b, []byte(".class"))):
+		return "JAR"
+	}
+	return ""
+}
+
+// nested names the archive format data starts with, or "".
+func nested(b []byte) string {
+	magics := []struct {
+		prefix, kind string
+	}{
+		{"PK\x03\x04", "zip"}, {"PK\x05\x06", "zip"}, {"\x1f\x8b", "gzip"}, {"BZh", "bzip2"},
+		{"\xfd7zXZ\x00", "xz"}, {"7z\xbc\xaf\x27\x1c", "7z"}, {"Rar!\x1a\x07", "rar"}, {"\x28\xb5\x2f\xfd", "zstd"},
+		{"MSCF", "cab"}, {"\x04\x22\x4d\x18", "lz4"},
+	}
+	for _, m := range magics {
+		if bytes.HasPrefix(b, []byte(m.prefix)) {
+			return m.kind
+		}
+	}
+	if len(b) >= 262 && string(b[257:262]) == "ustar" {
+		return "tar"
+	}
+	return ""
+}

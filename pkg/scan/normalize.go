@@ -1,0 +1,271 @@
+package scan
+
+import (
+	"bytes"
+	"sort"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// view is a text as the pattern rules read it: invisible characters
+// dropped, look-alike and full-width letters folded to ASCII, and line
+// continuations (a trailing backslash, a trailing pipe or &&) joined into
+// one logical line; lines maps it back to the lines of the original.
+type view struct {
+	text []byte
+	// lower is text with ASCII letters lower-cased, which the
+	// case-insensitive patterns read.
+	lower []byte
+	// lines[i] is the offset in text where line i+1 of the original
+	// starts, or where line orig[i] does when orig is set (a view of some
+	// of the lines: decomment).
+	lines []int
+	orig  []int
+}
+
+// line is the 1-based line of the original that offset off of text is on.
+func (v *view) line(off int) int {
+	n := sort.Search(len(v.lines), func(i int) bool { return v.lines[i] > off })
+	if v.orig != nil && n > 0 {
+		return v.orig[n-1]
+	}
+	return n
+}
+
+// invisible is what normalising found hidden in a text: the first line of
+// each kind of hidden character, and the text Unicode tag characters spell.
+type invisible struct {
+	tagLine, bidiLine, zeroWidthLine int
+	tagText                          []byte
+}
+
+// maxTagText bounds the hidden text collected from tag characters.
+const maxTagText = 64 << 10
+
+// normalize builds the view of data (valid or invalid UTF-8 alike).
+func normalize(data []byte) (*view, invisible) {
+	out := make([]byte, 0, len(data))
+	v := &view{lines: make([]int, 1, len(data)/40+1)}
+	var inv invisible
+	lineStart := 0 // in out
+	zeroRun := 0
+	for i := 0; i < len(data); {
+		// Most bytes are copied as they are.
+		j := i
+		for j < len(data) && plain[data[j]] {
+			j++
+		}
+		if j > i {
+			out = append(out, data[i:j]...)
+			zeroRun = 0
+			if i = j; i == len(data) {
+				break
+			}
+		}
+		b := data[i]
+		if b < utf8.RuneSelf {
+			zeroRun = 0
+			switch {
+			case b == '\n':
+				out = joinOrBreak(out, lineStart)
+				lineStart = len(out)
+				v.lines = append(v.lines, len(out))
+			case b == ' ' || b == '\t':
+				// Runs of blanks read as one space, as keywords spell them.
+				if len(out) == lineStart || out[len(out)-1] != ' ' {
+					out = append(out, ' ')
+				}
+			default:
+				out = append(out, b)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		i += size
+		line := len(v.lines)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			zeroRun = 0
+			out = append(out, b)
+		case r >= 0xE0000 && r <= 0xE007F:
+			if inv.tagLine == 0 {
+				inv.tagLine = line
+			}
+			if c := r - 0xE0000; c >= 0x20 && c < 0x7F && len(inv.tagText) < maxTagText {
+				inv.tagText = append(inv.tagText, byte(c))
+			}
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+			if inv.bidiLine == 0 {
+				inv.bidiLine = line
+			}
+		case zeroWidth(r):
+			zeroRun++
+			if zeroRun == zeroWidthRun && inv.zeroWidthLine == 0 {
+				inv.zeroWidthLine = line
+			}
+		default:
+			zeroRun = 0
+			out = appendFolded(out, r, data[i-size:i])
+		}
+	}
+	v.text = out
+	v.lower = lowered(out)
+	return v, inv
+}
+
+func lowered(t []byte) []byte {
+	out := make([]byte, len(t))
+	for i, c := range t {
+		out[i] = lower[c]
+	}
+	return out
+}
+
+// plain are the bytes normalize copies as they are: ASCII but blanks and
+// newlines.
+var plain = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = c != ' ' && c != '\t' && c != '\n'
+	}
+	return t
+}()
+
+// zeroWidthRun is how many zero-width characters in a row are a hidden
+// channel rather than the odd joiner in an emoji sequence or a BOM.
+const zeroWidthRun = 3
+
+func zeroWidth(r rune) bool {
+	switch r {
+	case 0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF, 0x180E, 0x00AD:
+		return true
+	}
+	return false
+}
+
+// joinOrBreak ends a line of out (which started at lineStart): a newline,
+// or a space when the line continues on the next (a trailing backslash, or
+// a trailing | or && outside a markdown table row).
+func joinOrBreak(out []byte, lineStart int) []byte {
+	j := len(out) - 1
+	for j >= lineStart && (out[j] == ' ' || out[j] == '\t' || out[j] == '\r') {
+		j--
+	}
+	switch {
+	case j < lineStart:
+	case out[j] == '\\':
+		return append(out, ' ')
+	case out[j] == '|' || (out[j] == '&' && j > lineStart && out[j-1] == '&'):
+		k := lineStart
+		for k < j && (out[k] == ' ' || out[k] == '\t') {
+			k++
+		}
+		if out[k] != '|' {
+			return append(out, ' ')
+		}
+	}
+	return append(out, '\n')
+}
+
+// appendFolded appends r (whose encoding is enc) folded to the ASCII letter
+// it imitates, when it is a look-alike.
+func appendFolded(out []byte, r rune, enc []byte) []byte {
+	if c, ok := confusable[r]; ok {
+		return append(out, c)
+	}
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
+		return append(out, byte(r-0xFEE0))
+	case r == 0x3000: // ideographic space
+		return append(out, ' ')
+	case r >= 0x2000 && r <= 0x200A, r == 0x00A0, r == 0x202F, r == 0x205F: // other spaces
+		return append(out, ' ')
+	case r >= 0x1D400 && r <= 0x1D7FF, r >= 0x2460 && r <= 0x24FF: // mathematical, enclosed letters
+		return norm.NFKC.Append(out, enc...)
+	}
+	return append(out, enc...)
+}
+
+// confusable maps letters of other scripts that read as Latin ones.
+var confusable = map[rune]byte{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'һ': 'h', 'і': 'i', 'ї': 'i', 'ј': 'j', 'к': 'k', 'м': 'm', 'н': 'h',
+	'о': 'o', 'р': 'p', 'с': 'c', 'т': 't', 'у': 'y', 'х': 'x', 'ѕ': 's', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w', 'ӏ': 'l',
+	'А': 'A', 'В': 'B', 'Е': 'E', 'Н': 'H', 'І': 'I', 'Ј': 'J', 'К': 'K', 'М': 'M', 'О': 'O', 'Р': 'P', 'С': 'C',
+	'Т': 'T', 'У': 'Y', 'Х': 'X', 'Ѕ': 'S', 'Ԁ': 'D', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ӏ': 'I',
+	// Greek
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ω': 'w',
+	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P',
+	'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+	// Latin look-alikes
+	'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g', 'ℓ': 'l', 'ⅰ': 'i', 'ⅼ': 'l', 'ⅽ': 'c', 'ⅾ': 'd', 'ⅿ': 'm',
+	'‐': '-', '‑': '-', '‒': '-', '–': '-', '—': '-', '−': '-', '⁄': '/', '∕': '/', '｜': '|', '¦': '|',
+}
+
+// decomment returns the lines of a view that hold comment noise (an HTML
+// or C block comment, an empty quote pair: '' or ""), with it taken out, so
+// that a payload broken up by it reads whole; nil when there are none.
+func decomment(v *view) *view {
+	t := v.text
+	var out *view
+	for start := 0; start <= len(t); {
+		end := len(t)
+		if i := bytes.IndexByte(t[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		if line := t[start:end]; bytes.Contains(line, []byte("<!--")) || bytes.Contains(line, []byte("/*")) ||
+			bytes.Contains(line, []byte("''")) || bytes.Contains(line, []byte(`""`)) {
+			if out == nil {
+				out = &view{}
+			}
+			out.orig = append(out.orig, v.line(start))
+			out.lines = append(out.lines, len(out.text))
+			out.text = append(stripNoise(out.text, line), '\n')
+		}
+		start = end + 1
+	}
+	if out != nil {
+		out.lower = lowered(out.text)
+	}
+	return out
+}
+
+// stripNoise appends line to out without its comments and empty quotes.
+func stripNoise(out, line []byte) []byte {
+	for i := 0; i < len(line); {
+		switch {
+		case hasAt(line, i, "<!--"):
+			if k := indexFrom(line, i+4, "-->"); k >= 0 {
+				i = k + 3
+				continue
+			}
+		case hasAt(line, i, "/*"):
+			if k := indexFrom(line, i+2, "*/"); k >= 0 {
+				i = k + 2
+				continue
+			}
+		case hasAt(line, i, "''"), hasAt(line, i, `""`):
+			i += 2
+			continue
+		}
+		out = append(out, line[i])
+		i++
+	}
+	return out
+}
+
+func hasAt(t []byte, i int, s string) bool {
+	return len(t)-i >= len(s) && string(t[i:i+len(s)]) == s
+}
+
+func indexFrom(t []byte, i int, s string) int {
+	if i > len(t) {
+		return -1
+	}
+	k := bytes.Index(t[i:], []byte(s))
+	if k < 0 {
+		return -1
+	}
+	return i + k
+}

@@ -1,0 +1,290 @@
+package scan
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/skilldrop/skilldrop/pkg/archive"
+)
+
+// Budget bounds one scan, so that no input costs more than a known amount
+// of work and memory: what a scan does not finish within it is reported as
+// the finding scanner.budget (high: unread content is not clean).
+type Budget struct {
+	// MaxTextBytes caps the text read, decoded layers included
+	// (DefaultMaxTextBytes when zero).
+	MaxTextBytes int64
+	// MaxPatternBytes caps the bytes the patterns run over
+	// (DefaultMaxPatternBytes when zero).
+	MaxPatternBytes int64
+	// MaxDepth caps the layers of encoding decoded and scanned again
+	// (DefaultMaxDepth when zero).
+	MaxDepth int
+}
+
+// The defaults of Budget: well above what the archive validator's default
+// caps let through (10 MiB of content), and linear in it.
+const (
+	DefaultMaxTextBytes    = 64 << 20
+	DefaultMaxPatternBytes = 256 << 20
+	DefaultMaxDepth        = 3
+)
+
+// Bounds on what a scan reports: a rule is reported at most maxPerRule
+// times in one text, and a report holds at most MaxFindings findings (the
+// most severe).
+const (
+	maxPerRule  = 3
+	MaxFindings = 200
+	// collectCap bounds the findings held while scanning.
+	collectCap = 10 * MaxFindings
+)
+
+// windowAfter is how far after a keyword a pattern may read, within its
+// logical line.
+const windowAfter = 1024
+
+// Files scans files with the embedded rule pack and the default budget.
+func Files(files []archive.File) Report { return Default().Scan(files, Budget{}) }
+
+// Scan scans files: each file's content, whatever its media type. It never
+// fails: what it could not read within the budget is a finding.
+func (p *Pack) Scan(files []archive.File, b Budget) Report {
+	if b.MaxTextBytes <= 0 {
+		b.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if b.MaxPatternBytes <= 0 {
+		b.MaxPatternBytes = DefaultMaxPatternBytes
+	}
+	if b.MaxDepth <= 0 {
+		b.MaxDepth = DefaultMaxDepth
+	}
+	s := &scanner{p: p, budget: b, seen: map[findingKey]bool{}, first: map[*Rule]Finding{}}
+	for _, f := range files {
+		s.file(f.Path, f.Data)
+	}
+	for _, r := range p.combos {
+		parts := make([]Finding, 0, len(r.All))
+		for _, id := range r.All {
+			for _, part := range p.parts(id) {
+				if f, ok := s.first[part]; ok {
+					parts = append(parts, f)
+					break
+				}
+			}
+		}
+		if len(parts) == len(r.All) {
+			s.add(r, parts[0].File, parts[0].Line, "")
+		}
+	}
+	return Report{Engine: p.Engine(), Findings: s.report()}
+}
+
+type findingKey struct {
+	rule *Rule
+	file string
+	line int
+}
+
+// scanner is one scan's state.
+type scanner struct {
+	p      *Pack
+	budget Budget
+	// text and pattern are the budget spent.
+	text, pattern int64
+	over          bool
+	// inComment is set while the content of an HTML comment is scanned.
+	inComment int
+	findings      []Finding
+	seen          map[findingKey]bool
+	// first is where each rule (signals included) was first found, for
+	// the combinations.
+	first map[*Rule]Finding
+}
+
+// emit receives what a text scan found: rule r on line (of that text),
+// with a note on where it was found when it was inside something.
+type emit func(r *Rule, line int, note string)
+
+// file scans one file of the artifact.
+func (s *scanner) file(path string, data []byte) {
+	top := func(r *Rule, line int, note string) { s.add(r, path, line, note) }
+	s.eicar(data, 0, top)
+	if isBinary(data) {
+		s.binaryFile(path, data, 0, top)
+		return
+	}
+	s.scanText(data, 0, top)
+}
+
+// add records a finding (a signal only as a part for the combinations).
+func (s *scanner) add(r *Rule, file string, line int, note string) {
+	k := findingKey{r, file, line}
+	if s.seen[k] {
+		return
+	}
+	s.seen[k] = true
+	msg := r.Message
+	if note != "" {
+		msg += " (" + note + ")"
+	}
+	f := Finding{Rule: r.ID, Category: r.Category, Severity: r.Severity, File: file, Line: line, Message: msg}
+	if _, ok := s.first[r]; !ok {
+		s.first[r] = f
+	}
+	if r.Signal() || len(s.findings) >= collectCap {
+		return
+	}
+	s.findings = append(s.findings, f)
+}
+
+// report is the findings, most severe first, then by file, line and rule,
+// at most MaxFindings of them.
+func (s *scanner) report() []Finding {
+	out := s.findings
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(b.Severity, a.Severity), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Rule, b.Rule))
+	})
+	if len(out) > MaxFindings {
+		out = out[:MaxFindings]
+	}
+	return out
+}
+
+// overBudget reports, once, that the scan stopped short.
+func (s *scanner) overBudget(out emit, line int) {
+	if !s.over {
+		s.over = true
+		out(s.p.detector["budget"], line, "")
+	}
+}
+
+// isBinary reports whether data is not text: a NUL byte, or invalid UTF-8,
+// in its first 8 KiB.
+func isBinary(data []byte) bool {
+	head := data[:min(len(data), 8<<10)]
+	for i := 0; i < len(head); {
+		b := head[i]
+		if b == 0 {
+			return true
+		}
+		if b < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && size == 1 && len(head)-i >= utf8.UTFMax {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// scanText scans a text at a depth of decoding (0: a file's own content).
+func (s *scanner) scanText(data []byte, depth int, out emit) {
+	s.text += int64(len(data))
+	if s.text > s.budget.MaxTextBytes {
+		s.overBudget(out, 1)
+		return
+	}
+	v, inv := normalize(data)
+	d := s.p.detector
+	if inv.tagLine > 0 {
+		out(d["unicode-tags"], inv.tagLine, "")
+		if len(inv.tagText) > 0 && depth < s.budget.MaxDepth {
+			s.scanText(inv.tagText, depth+1, func(r *Rule, _ int, note string) {
+				out(r, inv.tagLine, join("in the text the tag characters spell", note))
+			})
+		}
+	}
+	if inv.bidiLine > 0 {
+		out(d["bidi-controls"], inv.bidiLine, "")
+	}
+	if inv.zeroWidthLine > 0 {
+		out(d["zero-width-run"], inv.zeroWidthLine, "")
+	}
+	s.patterns(v, out)
+	if dv := decomment(v); dv != nil {
+		s.patterns(dv, out)
+	}
+	s.comments(v, depth, out)
+	if depth < s.budget.MaxDepth {
+		s.blobs(v, depth, out)
+	}
+}
+
+// patterns matches the pattern rules where their keywords start in v.
+func (s *scanner) patterns(v *view, out emit) {
+	t := v.text
+	count := make([]int, len(s.p.rules))
+	s.p.keywords.find(t, func(k, end int) {
+		start := end - s.p.keywords.lens[k]
+		if s.over || (start > 0 && word[t[start]] && word[t[start-1]]) {
+			return // a keyword is the start of a word
+		}
+		we := lineEnd(t, end)
+		for _, m := range s.p.rulesOf[k] {
+			r := m.rule
+			i := r.index
+			if count[i] >= maxPerRule || (r.Scope == "comment" && s.inComment == 0) {
+				continue
+			}
+			s.pattern += int64(we - start)
+			if s.pattern > s.budget.MaxPatternBytes {
+				s.overBudget(out, v.line(start))
+				return
+			}
+			text := v.lower
+			if r.Case == "sensitive" {
+				text = t
+			}
+			if len(r.Requires) > 0 && !containsAny(text[start:we], r.Requires) {
+				continue
+			}
+			loc := m.re.FindIndex(text[start:we])
+			if loc == nil || (r.valid != nil && !r.valid(t, start, start+loc[1])) {
+				continue
+			}
+			count[i]++
+			out(r, v.line(start), "")
+		}
+	})
+}
+
+func containsAny(b []byte, words []string) bool {
+	for _, w := range words {
+		if bytes.Contains(b, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// word are the bytes of words: a keyword that starts with one matches
+// only where a word starts.
+var word = func() (w [256]bool) {
+	for c := range w {
+		w[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	return w
+}()
+
+// lineEnd is where the logical line holding offset end ends, at most
+// windowAfter bytes on: how far a pattern may read.
+func lineEnd(t []byte, end int) int {
+	hi := min(len(t), end+windowAfter)
+	if i := bytes.IndexByte(t[end:hi], '\n'); i >= 0 {
+		return end + i
+	}
+	return hi
+}
+
+func join(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + ", " + b
+}
