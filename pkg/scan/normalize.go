@@ -204,7 +204,7 @@ var confusable = map[rune]byte{
 }
 
 // decomment returns the lines of a view that hold comment noise (an HTML
-// or C block comment, an empty quote pair: '' or ""), with it taken out, so
+// or C block comment, an empty quote pair: ” or ""), with it taken out, so
 // that a payload broken up by it reads whole; nil when there are none.
 func decomment(v *view) *view {
 	t := v.text

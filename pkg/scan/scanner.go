@@ -97,8 +97,8 @@ type scanner struct {
 	over          bool
 	// inComment is set while the content of an HTML comment is scanned.
 	inComment int
-	findings      []Finding
-	seen          map[findingKey]bool
+	findings  []Finding
+	seen      map[findingKey]bool
 	// first is where each rule (signals included) was first found, for
 	// the combinations.
 	first map[*Rule]Finding
