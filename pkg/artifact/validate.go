@@ -8,6 +8,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
@@ -79,6 +80,9 @@ type Artifact struct {
 	// MCPExcluded says why the skill is not served over MCP (MCPExclusion);
 	// "" when it is, and for agent-md. A warning says so too.
 	MCPExcluded string
+	// Scan is what the content scanner (pkg/scan, the embedded rule pack)
+	// found in every file: the caller judges it under its policy.
+	Scan scan.Report
 }
 
 // Validate validates the bytes of the artifact k names, with the rules the
@@ -86,7 +90,8 @@ type Artifact struct {
 // format's own validation (skillmd.ParseSkill, archive.ValidateFormat,
 // skillmd.ParseAgent), then the name the key implies must equal the
 // frontmatter's. k.Type and k.Format are taken from k.Key's extension when
-// empty. Every rejection is an *Error.
+// empty. Every rejection is an *Error. An accepted artifact is scanned
+// (Artifact.Scan): what the findings mean is the caller's policy.
 func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
 	if err := CheckSize(int64(len(data)), lim); err != nil {
 		return nil, err
@@ -149,6 +154,11 @@ func Validate(k Key, data []byte, lim archive.Limits) (*Artifact, error) {
 	if a.Version == "" {
 		a.Version = "sha256-" + a.Digest.Short()
 	}
+	files := a.Files
+	if t == TypeAgentMD {
+		files = []archive.File{{Path: AgentFile, Data: data}}
+	}
+	a.Scan = scan.Files(files)
 	return a, nil
 }
 

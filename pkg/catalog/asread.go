@@ -54,6 +54,7 @@ func (e *Entry) clone() Entry {
 func cloneVersion(v Version) Version {
 	v.Frontmatter = bytes.Clone(v.Frontmatter)
 	v.Files = slices.Clone(v.Files)
+	v.Scan = v.Scan.Clone()
 	return v
 }
 
@@ -100,7 +101,8 @@ func sameVersionPtr(a, b *Version) bool {
 		a.Size == b.Size && a.SourceKey == b.SourceKey &&
 		a.PublishedAt.Equal(b.PublishedAt) && sameLocation(a.PublishedAt, b.PublishedAt) &&
 		a.Description == b.Description && a.Subagent == b.Subagent &&
-		bytes.Equal(a.Frontmatter, b.Frontmatter) && slices.Equal(a.Files, b.Files) && a.MCPExcluded == b.MCPExcluded
+		bytes.Equal(a.Frontmatter, b.Frontmatter) && slices.Equal(a.Files, b.Files) && a.MCPExcluded == b.MCPExcluded &&
+		a.Scan.Equal(b.Scan)
 }
 
 func sameTimePtr(a, b *time.Time) bool {

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // TestSameEntryCoversEveryEncodedField changes each field Encode writes,
@@ -72,6 +74,7 @@ func TestSameEntryCoversEveryEncodedField(t *testing.T) {
 	for name, fn := range map[string]func(e *Entry){
 		"Contenders[0]":  func(e *Entry) { e.Contenders[0] = "skills/other.zip" },
 		"Frontmatter[2]": func(e *Entry) { e.LatestVersion().Frontmatter[2] = 'N' },
+		"Scan.Verdict":   func(e *Entry) { e.LatestVersion().Scan.Verdict = scan.Block },
 		"Head replaced":  func(e *Entry) { v := *e.LatestVersion(); v.Size++; e.Head = &v },
 		"WithdrawnAt":    func(e *Entry) { *e.WithdrawnAt = e.WithdrawnAt.Add(time.Second) },
 		"zone":           func(e *Entry) { h := e.LatestVersion(); h.PublishedAt = h.PublishedAt.In(time.FixedZone("x", 3600)) },
@@ -121,6 +124,9 @@ func mutate(t *testing.T, v reflect.Value) {
 		return
 	case json.RawMessage:
 		v.Set(reflect.ValueOf(json.RawMessage(`{"name":"changed"}`)))
+		return
+	case *scan.Result:
+		v.Set(reflect.ValueOf(&scan.Result{Verdict: scan.Warn, Engine: "skilldrop-scan/changed"}))
 		return
 	}
 	switch v.Kind() {

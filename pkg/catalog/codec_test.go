@@ -13,6 +13,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -22,6 +23,9 @@ func version(label string, hour int) Version {
 		Size: int64(len(label)), SourceKey: "skills/x.md", PublishedAt: time.Date(2026, 1, 1, hour, 0, 0, 0, time.UTC),
 		Description: "v" + label, Frontmatter: json.RawMessage(`{"name":"x","description":"v` + label + `"}`),
 		Files: []File{{Path: "SKILL.md", Digest: digest.Of([]byte(label)), Size: int64(len(label)), MediaType: "text/markdown"}},
+		Scan: &scan.Result{Verdict: scan.Warn, Engine: "skilldrop-scan/test", Findings: []scan.Finding{{Rule: "persistence.shell-rc",
+			Category: scan.CategoryPersistence, Severity: scan.SeverityMedium, File: "SKILL.md", Line: 3, Message: "appends"}},
+			Allowed: []scan.Allowed{{Rule: "secret.aws-access-key", Reason: "a canary"}}},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // SchemaVersion is the version of the catalog and status documents. A reader
@@ -168,6 +169,15 @@ type Version struct {
 	// external entry, …); "" when it is. Decided when the version is
 	// indexed, so the request path never recomputes it.
 	MCPExcluded string `json:"mcpExcluded,omitempty"`
+	// Scan is the content scan of this version's bytes (pkg/scan), as the
+	// indexer recorded it when it published the version: the verdict
+	// (clean or warn: a block is never published) under the policy and
+	// allows of agent-skills.yaml then in force, the engine (rule pack)
+	// version, every finding and the allows used. nil for a version whose
+	// bytes were never read (an external entry pinned by digest) or that
+	// was published before scanning existed. The request path serves it
+	// as recorded and never scans.
+	Scan *scan.Result `json:"scan,omitempty"`
 }
 
 // File is one file of a version: its path in the skill (SKILL.md for a

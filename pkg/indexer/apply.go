@@ -337,7 +337,7 @@ func allEntries(c *catalog.Catalog) []*catalog.Entry {
 func changeOf(e *catalog.Entry, v *catalog.Version) Change {
 	ch := Change{Kind: e.Kind, Listing: e.Listing, Name: e.Name, Source: e.Source}
 	if v != nil {
-		ch.Version, ch.Digest = v.Label, v.Digest
+		ch.Version, ch.Digest, ch.Scan = v.Label, v.Digest, v.Scan
 	}
 	return ch
 }

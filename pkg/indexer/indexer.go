@@ -36,6 +36,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/fetch"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/queue"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -240,6 +241,8 @@ type Change struct {
 	Source  string        `json:"source"`
 	Version string        `json:"version,omitempty"`
 	Digest  digest.Digest `json:"digest,omitzero"`
+	// Scan is the published version's scan (warnings and allows used).
+	Scan *scan.Result `json:"scan,omitempty"`
 }
 
 // ID is the entry's key in its catalog collection ("<listing>/<name>" for

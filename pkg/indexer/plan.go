@@ -8,6 +8,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -89,6 +90,8 @@ type rejection struct {
 	Key, Code, Message, Name string
 	Digest                   digest.Digest
 	ETag                     string
+	// blocking are the findings of a scan_blocked rejection that blocked.
+	blocking []scan.Finding
 }
 
 // configChange is a new agent-skills.yaml to put in force (refresh: the
@@ -195,6 +198,9 @@ const (
 	// CodeCatalogFull: publishing the upload would make the catalog larger
 	// than its readers accept.
 	CodeCatalogFull = "catalog_full"
+	// CodeScanBlocked: the content scan found what the policy blocks (and
+	// agent-skills.yaml allows none of it for these bytes).
+	CodeScanBlocked = "scan_blocked"
 )
 
 func sameDigest(a, b digest.Digest) bool {

@@ -409,6 +409,10 @@ func (ix *Indexer) prepareDrop(ctx context.Context, k artifact.Key, snap *catalo
 		o.rejects = []rejection{{Key: k.Key, Code: code, Message: msg, Name: t.Name, Digest: digest.Of(data)}}
 		return o
 	}
+	if r := v.judge(p.cfg, p.cfg.Touches(t.Kind, t.Listing, t.Name), k.Key, t.Name); r != nil {
+		o.rejects = []rejection{*r}
+		return o
+	}
 	if err := ix.storeValidated(ctx, v, data); err != nil {
 		o.err = err
 		return o
@@ -568,6 +572,16 @@ func (ix *Indexer) prepareEntry(ctx context.Context, t target, snap *catalog.Cat
 			code, msg = rejectionOf(err, ce.ExternalURL)
 		}
 		o.rejects = []rejection{entryRejection(ce, key, code, msg, digest.Of(data))}
+		return o
+	}
+	if r := v.judge(p.cfg, ce, "", ce.Name); r != nil {
+		key := entryKey(ce)
+		if ce.ExternalURL != "" {
+			key = skillsconfig.Key
+		}
+		rej := entryRejection(ce, key, r.Code, r.Message, r.Digest)
+		rej.blocking = r.blocking
+		o.rejects = []rejection{rej}
 		return o
 	}
 	switch {

@@ -1,11 +1,13 @@
 package indexer
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -15,6 +17,23 @@ type validated struct {
 	catalog.Version
 	warnings []string
 	files    []archive.File
+	report   scan.Report
+}
+
+// judge records the scan's verdict on v under the config's policy and the
+// allows the entry ce (nil: none) gives v's bytes; a verdict that blocks
+// is the rejection of key instead.
+func (v *validated) judge(cfg *skillsconfig.Config, ce *skillsconfig.Entry, key, name string) *rejection {
+	pol := cfg.Policy()
+	res := pol.Judge(v.report, ce.Allows(v.Digest))
+	if res.Verdict != scan.Block {
+		v.Scan = &res
+		return nil
+	}
+	blocking := res.Blocking(pol)
+	return &rejection{Key: key, Code: CodeScanBlocked, Name: name, Digest: v.Digest, blocking: blocking,
+		Message: fmt.Sprintf("blocked by the content scan (%s): %s; to publish these bytes anyway, allow the rules for digest %s "+
+			"in the entry's allow list in agent-skills.yaml, with a reason", res.Engine, scan.Summary(blocking, 10), v.Digest)}
 }
 
 // targetOfKey is the entry a skill or sub-agent key claims.
@@ -80,6 +99,7 @@ func fromArtifact(a *artifact.Artifact) *validated {
 		},
 		warnings: a.Warnings,
 		files:    a.Files,
+		report:   a.Scan,
 	}
 }
 

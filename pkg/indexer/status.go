@@ -10,6 +10,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // recorder gathers what an invocation's rounds found for the status document.
@@ -91,7 +92,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		}
 		return fmt.Errorf("update status: %w", err)
 	}
-	byCode := map[string]int{}
+	byCode, byRule := map[string]int{}, map[string]int{}
 	for i, r := range rec.rejections {
 		res.Rejected = append(res.Rejected, publicRejection(r, !fresh[i]))
 		if !fresh[i] {
@@ -99,22 +100,58 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		}
 		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
 		byCode[r.Code]++
+		for _, rule := range rulesOf(r.blocking) {
+			byRule[rule]++
+		}
 	}
 	for _, code := range slices.Sorted(maps.Keys(byCode)) {
 		ix.metrics.CountN(ctx, obs.UploadRejected, obs.DimensionReason, code, byCode[code])
 	}
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
+		ix.metrics.CountN(ctx, obs.ScanBlocked, obs.DimensionRule, rule, byRule[rule])
+	}
 	return nil
 }
 
-// countPublished counts the invocation's publications, one send per kind.
+// countPublished counts the invocation's publications, one send per kind,
+// and the warnings of what it published (ScanWarned, by rule); each allow
+// a publication used is an audit event.
 func (ix *Indexer) countPublished(ctx context.Context, res *Result) {
-	byKind := map[catalog.Kind]int{}
+	byKind, byRule := map[catalog.Kind]int{}, map[string]int{}
 	for _, ch := range res.Published {
 		byKind[ch.Kind]++
+		if ch.Scan == nil {
+			continue
+		}
+		if ch.Scan.Verdict == scan.Warn {
+			for _, rule := range rulesOf(ch.Scan.Findings) {
+				if !slices.ContainsFunc(ch.Scan.Allowed, func(a scan.Allowed) bool { return a.Rule == rule }) {
+					byRule[rule]++
+				}
+			}
+		}
+		for _, a := range ch.Scan.Allowed {
+			ix.audit.ScanAllowed(ctx, obs.ScanAllowedEvent{SkillName: ch.Name, Version: ch.Version, Digest: ch.Digest,
+				Rule: a.Rule, Reason: a.Reason, Source: ch.Source})
+		}
 	}
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 		ix.metrics.CountN(ctx, obs.UploadPublished, obs.DimensionKind, string(kind), byKind[kind])
 	}
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
+		ix.metrics.CountN(ctx, obs.ScanWarned, obs.DimensionRule, rule, byRule[rule])
+	}
+}
+
+// rulesOf is the distinct rule ids of findings, in order.
+func rulesOf(fs []scan.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if !slices.Contains(out, f.Rule) {
+			out = append(out, f.Rule)
+		}
+	}
+	return out
 }
 
 func publicRejection(r rejection, repeated bool) Rejection {

@@ -55,7 +55,11 @@ func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artif
 	if err != nil {
 		return nil, false, err
 	}
-	v := fromArtifact(a).Version
+	va := fromArtifact(a)
+	if r := va.judge(cfg, cfg.Touches(t.Kind, t.Listing, t.Name), key, t.Name); r != nil {
+		return nil, false, &artifact.Error{Code: r.Code, Entry: key, Msg: r.Message}
+	}
+	v := va.Version
 	v.SourceKey = key
 	now := ix.now().UTC()
 	p := &plan{

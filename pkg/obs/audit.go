@@ -17,6 +17,7 @@ const EventKey = "event"
 const (
 	EventDigestMismatch = "agent_skill.digest_mismatch"
 	EventRejected       = "agent_skill.rejected"
+	EventScanAllowed    = "agent_skill.scan_allowed"
 )
 
 // DigestMismatchEvent records that the bytes read for an artifact did not
@@ -39,6 +40,17 @@ type RejectedEvent struct {
 	Code      string // the stable rejection code, e.g. "name_mismatch"
 	Message   string // for the operator; never the artifact's content
 	SkillName string // when known; omitted from the line when empty
+}
+
+// ScanAllowedEvent records that a version was published with a finding
+// of Rule that the operator allowed for its digest, and why.
+type ScanAllowedEvent struct {
+	SkillName string
+	Version   string
+	Digest    digest.Digest
+	Rule      string
+	Reason    string
+	Source    string // the key (or agent-skills.yaml) the bytes came from
 }
 
 // Auditor writes audit events as JSON lines through a logger: each line's
@@ -93,6 +105,18 @@ func (a *Auditor) Rejected(ctx context.Context, e RejectedEvent) {
 		attrs = append(attrs, slog.String("skill_name", e.SkillName))
 	}
 	a.log(ctx, EventRejected, attrs...)
+}
+
+// ScanAllowed logs EventScanAllowed.
+func (a *Auditor) ScanAllowed(ctx context.Context, e ScanAllowedEvent) {
+	a.log(ctx, EventScanAllowed,
+		slog.String("skill_name", e.SkillName),
+		slog.String("version", e.Version),
+		slog.String("digest", e.Digest.String()),
+		slog.String("rule", e.Rule),
+		slog.String("reason", e.Reason),
+		slog.String("source", e.Source),
+	)
 }
 
 func (a *Auditor) log(ctx context.Context, event string, attrs ...slog.Attr) {

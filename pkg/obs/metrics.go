@@ -12,10 +12,15 @@ const (
 	DigestMismatch  = "DigestMismatch"
 	UploadRejected  = "UploadRejected"
 	UploadPublished = "UploadPublished"
+	// ScanBlocked counts uploads the content scan blocked, ScanWarned the
+	// versions published with findings; each with Rule, once per rule.
+	ScanBlocked = "ScanBlocked"
+	ScanWarned  = "ScanWarned"
 
 	DimensionSkill  = "Skill"  // with DigestMismatch: the skill name
 	DimensionReason = "Reason" // with UploadRejected: the rejection code
 	DimensionKind   = "Kind"   // with UploadPublished: skill or subagent
+	DimensionRule   = "Rule"   // with ScanBlocked and ScanWarned: the scan rule id
 )
 
 // Metrics counts incidents. Count adds one to the metric name twice over:

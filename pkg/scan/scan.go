@@ -177,9 +177,29 @@ type Result struct {
 	Allowed  []Allowed `json:"allowed,omitempty"`
 }
 
+// Clone is a deep copy of res (nil for nil).
+func (res *Result) Clone() *Result {
+	if res == nil {
+		return nil
+	}
+	c := *res
+	c.Findings, c.Allowed = slices.Clone(res.Findings), slices.Clone(res.Allowed)
+	return &c
+}
+
+// Equal reports whether two results record the same scan (nil equals nil).
+func (res *Result) Equal(o *Result) bool {
+	if res == nil || o == nil {
+		return res == o
+	}
+	return res.Verdict == o.Verdict && res.Engine == o.Engine &&
+		slices.Equal(res.Findings, o.Findings) && slices.Equal(res.Allowed, o.Allowed)
+}
+
 // Judge applies the policy to a report. allows maps a rule id to the
-// operator's reason for allowing it for these bytes (nil: none); the ones
-// that matched a finding are recorded in the result.
+// operator's reason for allowing it for these bytes (nil: none): an
+// allowed finding never blocks but still warns, and the allows that
+// matched a finding are recorded in the result.
 func (p Policy) Judge(r Report, allows map[string]string) Result {
 	block := p.Block
 	if block == 0 {
@@ -192,6 +212,10 @@ func (p Policy) Judge(r Report, allows map[string]string) Result {
 			if !used[f.Rule] {
 				used[f.Rule] = true
 				res.Allowed = append(res.Allowed, Allowed{Rule: f.Rule, Reason: reason})
+			}
+			// Allowed, it never blocks; it is still a finding shown.
+			if res.Verdict == Clean {
+				res.Verdict = Warn
 			}
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/url"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -75,6 +76,9 @@ type Config struct {
 	Subagents []Entry   // sub-agent entries, in document order
 	Listings  []Listing // in name order
 	Digest    digest.Digest
+	// Scan is the scan policy; Revoke the revoked versions (scan.go).
+	Scan   ScanPolicy
+	Revoke []Revocation
 
 	// byName indexes the entries for Touches, which every indexing round
 	// asks of every entry of the catalog.
@@ -124,7 +128,9 @@ type Entry struct {
 	FilePath    string        // bucket key under files/ holding the bytes
 	Body        string        // inline document
 	Caps        Caps
-	Field       string // where the entry is in the document, for messages
+	// Allow are the scan rules allowed for given bytes (scan.go).
+	Allow []Allow
+	Field string // where the entry is in the document, for messages
 }
 
 // Defines reports whether the entry brings bytes of its own (body, path or
@@ -187,6 +193,8 @@ type rawConfig struct {
 	Skills    []rawEntry            `yaml:"skills"`
 	Subagents []rawEntry            `yaml:"subagents"`
 	Listings  map[string]rawListing `yaml:"listings"`
+	Scan      *rawScan              `yaml:"scan"`
+	Revoke    []rawRevoke           `yaml:"revoke"`
 }
 
 type rawListing struct {
@@ -194,24 +202,27 @@ type rawListing struct {
 }
 
 type rawEntry struct {
-	Name                  string   `yaml:"name"`
-	Visibility            string   `yaml:"visibility"`
-	Description           *string  `yaml:"description"`
-	Type                  string   `yaml:"type"`
-	URL                   string   `yaml:"url"`
-	Digest                string   `yaml:"digest"`
-	Path                  string   `yaml:"path"`
-	Body                  *string  `yaml:"body"`
-	MaxDecompressionRatio *float64 `yaml:"max_decompression_ratio"`
-	MaxEntries            *int     `yaml:"max_entries"`
-	MaxExpandedBytes      *int64   `yaml:"max_expanded_bytes"`
-	MaxArtifactBytes      *int64   `yaml:"max_artifact_bytes"`
-	MaxClockSkewSecs      *int     `yaml:"max_clock_skew_secs"`
+	Name                  string     `yaml:"name"`
+	Visibility            string     `yaml:"visibility"`
+	Description           *string    `yaml:"description"`
+	Type                  string     `yaml:"type"`
+	URL                   string     `yaml:"url"`
+	Digest                string     `yaml:"digest"`
+	Path                  string     `yaml:"path"`
+	Body                  *string    `yaml:"body"`
+	MaxDecompressionRatio *float64   `yaml:"max_decompression_ratio"`
+	MaxEntries            *int       `yaml:"max_entries"`
+	MaxExpandedBytes      *int64     `yaml:"max_expanded_bytes"`
+	MaxArtifactBytes      *int64     `yaml:"max_artifact_bytes"`
+	MaxClockSkewSecs      *int       `yaml:"max_clock_skew_secs"`
+	Allow                 []rawAllow `yaml:"allow"`
 }
 
 // nameOnly reports whether the entry carries nothing but a name (a listing reference).
 func (r *rawEntry) nameOnly() bool {
-	return *r == rawEntry{Name: r.Name}
+	bare := *r
+	bare.Allow = nil
+	return r.Allow == nil && reflect.DeepEqual(bare, rawEntry{Name: r.Name})
 }
 
 // Parse validates an agent-skills.yaml document.
@@ -236,6 +247,13 @@ func Parse(doc []byte) (*Config, error) {
 		return nil, fail("version", "%d is not supported; the only version is 1", *raw.Version)
 	}
 	c := &Config{Digest: digest.Of(doc)}
+	var err error
+	if c.Scan, err = scanPolicy(raw.Scan); err != nil {
+		return nil, err
+	}
+	if c.Revoke, err = revocations(raw.Revoke); err != nil {
+		return nil, err
+	}
 	paths := map[string]string{} // resolved URL path → field, to catch duplicates
 	seen := map[string]string{}
 	for i := range raw.Skills {
@@ -399,6 +417,9 @@ func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[stri
 		return e, err
 	}
 	e.Caps = caps
+	if e.Allow, err = allows(r.Allow, field); err != nil {
+		return e, err
+	}
 	return e, nil
 }
 
@@ -529,7 +550,7 @@ func yamlMessage(err error) string {
 
 var (
 	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
-	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry)\b`)
+	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry|Scan|Allow|Revoke)\b`)
 )
 
 func nameMsg(err error) string {

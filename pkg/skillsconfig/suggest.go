@@ -16,6 +16,9 @@ var levels = map[string]struct {
 	"rawConfig":  {"the top level", yamlKeys(rawConfig{})},
 	"rawListing": {"a listing", yamlKeys(rawListing{})},
 	"rawEntry":   {"an entry", yamlKeys(rawEntry{})},
+	"rawScan":    {"scan", yamlKeys(rawScan{})},
+	"rawAllow":   {"an allow", yamlKeys(rawAllow{})},
+	"rawRevoke":  {"a revocation", yamlKeys(rawRevoke{})},
 }
 
 func yamlKeys(v any) []string {

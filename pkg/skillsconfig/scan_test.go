@@ -1,0 +1,77 @@
+package skillsconfig
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
+)
+
+const d1 = "sha256:9eba8f16325a95a57d173c42f213ec7f38c1b97e85940dc0a2a12e3537583ab3"
+
+func TestScanPolicyAllowRevoke(t *testing.T) {
+	c, err := Parse([]byte(`version: 1
+scan:
+  block: medium
+skills:
+  - name: deploy
+    allow:
+      - digest: ` + d1 + `
+        rules: [persistence.shell-rc, download-exec.pipe-to-shell]
+        reason: "the installer is ours"
+listings:
+  partner:
+    skills:
+      - name: deploy
+revoke:
+  - name: deploy
+    version: "1.1"
+    digest: ` + d1 + `
+    reason: "a compromised build"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Policy().Block != scan.SeverityMedium {
+		t.Errorf("block %v", c.Policy().Block)
+	}
+	d := digest.MustParse(d1)
+	e := c.Touches("skill", "", "deploy")
+	if got := e.Allows(d); got["persistence.shell-rc"] != "the installer is ours" || len(got) != 2 {
+		t.Errorf("allows %v", got)
+	}
+	if got := e.Allows(digest.Of([]byte("other bytes"))); got != nil {
+		t.Errorf("an allow for other bytes: %v", got)
+	}
+	if r := c.Revokes("deploy", "1.1", d); r == nil || r.Reason != "a compromised build" {
+		t.Errorf("revokes %+v", r)
+	}
+	if c.Revokes("deploy", "1.0", d) != nil || c.Revokes("deploy", "1.1", digest.Of(nil)) != nil {
+		t.Error("a revocation matches another version or digest")
+	}
+	if l := c.Listings[0]; len(l.Refs) != 1 {
+		t.Errorf("a name-only listing entry is no longer a reference: %+v", l)
+	}
+	if (*Config)(nil).Policy().Block != scan.DefaultBlock {
+		t.Error("no config: not the default policy")
+	}
+}
+
+func TestScanConfigRejected(t *testing.T) {
+	for name, doc := range map[string]string{
+		"unknown severity":      "scan:\n  block: severe\n",
+		"misspelt scan key":     "scan:\n  blok: high\n",
+		"allow without digest":  "skills:\n  - name: a\n    allow:\n      - rules: [x.y]\n        reason: r\n",
+		"allow without rules":   "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        reason: r\n",
+		"allow without reason":  "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [x.y]\n",
+		"allow of a bad id":     "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [\"X Y\"]\n        reason: r\n",
+		"revoke without reason": "revoke:\n  - name: a\n    version: \"1\"\n    digest: " + d1 + "\n",
+		"revoke twice":          "revoke:\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: r}\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: s}\n",
+		"revoke a bad digest":   "revoke:\n  - {name: a, version: \"1\", digest: sha256:00, reason: r}\n",
+	} {
+		if _, err := Parse([]byte("version: 1\n" + doc)); err == nil || !strings.HasPrefix(err.Error(), CodeInvalidConfig) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
