@@ -55,6 +55,10 @@ func cloneVersion(v Version) Version {
 	v.Frontmatter = bytes.Clone(v.Frontmatter)
 	v.Files = slices.Clone(v.Files)
 	v.Scan = v.Scan.Clone()
+	if v.Gone != nil {
+		g := *v.Gone
+		v.Gone = &g
+	}
 	return v
 }
 
@@ -102,7 +106,14 @@ func sameVersionPtr(a, b *Version) bool {
 		a.PublishedAt.Equal(b.PublishedAt) && sameLocation(a.PublishedAt, b.PublishedAt) &&
 		a.Description == b.Description && a.Subagent == b.Subagent &&
 		bytes.Equal(a.Frontmatter, b.Frontmatter) && slices.Equal(a.Files, b.Files) && a.MCPExcluded == b.MCPExcluded &&
-		a.Scan.Equal(b.Scan)
+		a.Scan.Equal(b.Scan) && sameGone(a.Gone, b.Gone)
+}
+
+func sameGone(a, b *Gone) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Code == b.Code && a.Reason == b.Reason && a.At.Equal(b.At) && sameLocation(a.At, b.At)
 }
 
 func sameTimePtr(a, b *time.Time) bool {

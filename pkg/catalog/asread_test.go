@@ -125,6 +125,9 @@ func mutate(t *testing.T, v reflect.Value) {
 	case json.RawMessage:
 		v.Set(reflect.ValueOf(json.RawMessage(`{"name":"changed"}`)))
 		return
+	case *Gone:
+		v.Set(reflect.ValueOf(&Gone{Code: GoneRevoked, Reason: "changed"}))
+		return
 	case *scan.Result:
 		v.Set(reflect.ValueOf(&scan.Result{Verdict: scan.Warn, Engine: "skilldrop-scan/changed"}))
 		return

@@ -64,10 +64,12 @@ type head struct {
 	Listings  map[string]*Listing `json:"listings"`
 	Documents []Document          `json:"documents,omitempty"`
 	// DocumentOrigins are the origins the documents were rendered for.
-	DocumentOrigins []string `json:"documentOrigins,omitempty"`
-	Skills          int      `json:"skills"`
-	Subagents       int      `json:"subagents"`
-	Sections        sections `json:"sections"`
+	DocumentOrigins []string      `json:"documentOrigins,omitempty"`
+	Gone            []GoneVersion `json:"gone,omitempty"`
+	ScanEngine      string        `json:"scanEngine,omitempty"`
+	Skills          int           `json:"skills"`
+	Subagents       int           `json:"subagents"`
+	Sections        sections      `json:"sections"`
 }
 
 // configHead is ConfigState without the YAML, which has a section of its own.
@@ -150,6 +152,7 @@ func Encode(c *Catalog, limit int64) ([]byte, error) {
 	h := head{
 		Schema: SchemaVersion, Revision: c.Revision, UpdatedAt: c.UpdatedAt,
 		Bucket: c.Bucket, Listings: c.Listings, Documents: c.Documents, DocumentOrigins: c.DocumentOrigins,
+		Gone: c.Gone, ScanEngine: c.ScanEngine,
 		Skills: len(skills), Subagents: len(agents),
 		Sections: sections{
 			Entries: int64(entries.Len()), Lengths: int64(len(lengthsLine)), History: int64(history.Len()),
@@ -262,6 +265,7 @@ func Decode(b []byte) (*Catalog, error) {
 	c := New()
 	c.Schema, c.Revision, c.UpdatedAt = h.Schema, h.Revision, h.UpdatedAt
 	c.Bucket, c.Documents, c.DocumentOrigins = h.Bucket, h.Documents, h.DocumentOrigins
+	c.Gone, c.ScanEngine = h.Gone, h.ScanEngine
 	if h.Listings != nil {
 		c.Listings = h.Listings
 	}

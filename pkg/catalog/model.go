@@ -82,6 +82,11 @@ type Catalog struct {
 	// (or redirects to), rendered for DocumentOrigins.
 	Documents       []Document
 	DocumentOrigins []string
+	// Gone lists every gone version (Version.Gone), oldest first.
+	Gone []GoneVersion
+	// ScanEngine is the scan engine (rule pack) version every version in
+	// service was last scanned under; another one means a rescan is due.
+	ScanEngine string
 
 	// stored holds the raw sections of the object c was decoded from, so an
 	// update rewrites only what changed (codec.go).
@@ -178,6 +183,9 @@ type Version struct {
 	// was published before scanning existed. The request path serves it
 	// as recorded and never scans.
 	Scan *scan.Result `json:"scan,omitempty"`
+	// Gone is set when the version was taken out of service after it was
+	// published (gone.go).
+	Gone *Gone `json:"gone,omitempty"`
 }
 
 // File is one file of a version: its path in the skill (SKILL.md for a

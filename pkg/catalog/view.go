@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 	"sort"
 )
 
@@ -22,19 +23,39 @@ type View struct {
 	agentBy   map[string]*Entry
 	byPath    map[string]*Entry
 	listings  map[string][]*Entry // live members (top-level by reference and listing-only), by name
+	// gone are the live entries no version of which is in service, by the
+	// keys the served ones have: their bytes answer 410, not 404.
+	goneSkill, goneAgent, gonePath map[string]*Entry
+	// revoked lists the gone versions, each with its entry's visibility.
+	revoked []goneFor
+}
+
+type goneFor struct {
+	GoneVersion
+	vis Visibility
 }
 
 // Compile indexes c. etag is the catalog object's ETag, kept for callers
 // that revalidate. Histories come from c's entries (decoded on demand,
 // without changing them, so the view stays safe for concurrent use).
 func Compile(c *Catalog, etag string) *View {
-	return compile(c.SortedSkills(), c.SortedSubagents(), c.Listings, c.Documents, c.Revision, etag,
+	v := compile(c.SortedSkills(), c.SortedSubagents(), c.Listings, c.Documents, c.Revision, etag,
 		func(_ context.Context, e *Entry) ([]Version, error) {
 			if e.HasHistory() {
 				return e.Versions, nil
 			}
 			return decodeHistory(e.history, e.head())
 		})
+	for _, g := range c.Gone {
+		m := c.Skills
+		if g.Kind == KindSubagent {
+			m = c.Subagents
+		}
+		if e := m[g.ID()]; e != nil {
+			v.revoked = append(v.revoked, goneFor{GoneVersion: g, vis: e.Visibility})
+		}
+	}
+	return v
 }
 
 // compile indexes entries (skills in ID order, sub-agents in name order).
@@ -49,12 +70,23 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 		agentBy:   map[string]*Entry{},
 		byPath:    map[string]*Entry{},
 		listings:  map[string][]*Entry{},
+		goneSkill: map[string]*Entry{},
+		goneAgent: map[string]*Entry{},
+		gonePath:  map[string]*Entry{},
 	}
 	for name := range listings {
 		v.listings[name] = nil
 	}
 	for _, e := range skills {
-		if !e.Live() {
+		if !e.Served() {
+			if e.Live() {
+				if e.Path != "" {
+					v.gonePath[e.Path] = e
+				}
+				if e.Listing == "" {
+					v.goneSkill[e.Name] = e
+				}
+			}
 			continue
 		}
 		if e.Path != "" {
@@ -80,7 +112,10 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 		sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	}
 	for _, e := range subagents {
-		if !e.Live() {
+		if !e.Served() {
+			if e.Live() {
+				v.goneAgent[e.Name] = e
+			}
 			continue
 		}
 		v.subagents = append(v.subagents, e)
@@ -98,20 +133,26 @@ func (v *View) Document(origin, path string, authenticated bool) *Document {
 	return findDocument(v.documents, origin, path, authenticated)
 }
 
-// History returns e's whole history, oldest first (the latest last),
-// reading it from the catalog when the view holds only latest versions. e
-// must come from this view. The result must not be modified.
+// History returns e's versions in service, oldest first (the latest
+// last), reading them from the catalog when the view holds only latest
+// versions: gone versions are in no list. e must come from this view.
+// The result must not be modified.
 func (v *View) History(ctx context.Context, e *Entry) ([]Version, error) {
-	return v.history(ctx, e)
+	vs, err := v.history(ctx, e)
+	if err != nil || !slices.ContainsFunc(vs, func(x Version) bool { return x.Gone != nil }) {
+		return vs, err
+	}
+	return slices.DeleteFunc(slices.Clone(vs), func(x Version) bool { return x.Gone != nil }), nil
 }
 
 // Version returns one version of e (the latest without reading anything),
-// or nil when e has no version of that label.
+// or nil when e has no version of that label. A gone version is returned
+// too (Version.Gone): its routes answer 410 rather than 404.
 func (v *View) Version(ctx context.Context, e *Entry, label string) (*Version, error) {
 	if l := e.LatestVersion(); l != nil && l.Label == label {
 		return l, nil
 	}
-	vs, err := v.History(ctx, e)
+	vs, err := v.history(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +162,35 @@ func (v *View) Version(ctx context.Context, e *Entry, label string) (*Version, e
 		}
 	}
 	return nil, nil
+}
+
+// GoneSkill, GoneSubagent and GoneAt return the live entry of that name
+// (or served at that path) the caller may see when no version of it is in
+// service, or nil: for a 410 where a served one would be answered.
+func (v *View) GoneSkill(name string, authenticated bool) *Entry {
+	return visibleOne(v.goneSkill[name], authenticated)
+}
+
+// GoneSubagent is GoneSkill for sub-agents.
+func (v *View) GoneSubagent(name string, authenticated bool) *Entry {
+	return visibleOne(v.goneAgent[name], authenticated)
+}
+
+// GoneAt is GoneSkill for an artifact path.
+func (v *View) GoneAt(path string, authenticated bool) *Entry {
+	return visibleOne(v.gonePath[path], authenticated)
+}
+
+// Revoked returns the gone versions of entries the caller may see, oldest
+// first.
+func (v *View) Revoked(authenticated bool) []GoneVersion {
+	out := []GoneVersion{}
+	for _, g := range v.revoked {
+		if authenticated || g.vis != Authenticated {
+			out = append(out, g.GoneVersion)
+		}
+	}
+	return out
 }
 
 // ETag returns the catalog object's ETag.

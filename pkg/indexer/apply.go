@@ -85,12 +85,18 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 			d.changed = true
 		}
 	}
+	if err := d.applyRevocations(c, p.cfg, p); err != nil {
+		return nil, err
+	}
 	for _, cl := range orderClaims(c, p.claims) {
 		if err := d.claim(c, cl, p, occ); err != nil {
 			return nil, err
 		}
 	}
 	d.rejections = append(d.rejections, p.rejects...)
+	if err := d.withdrawBlocked(c, occ, p); err != nil {
+		return nil, err
+	}
 	if applySettings(c, p.cfg, settled) {
 		d.changed = true
 	}
@@ -147,11 +153,25 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 	if err := e.LoadHistory(); err != nil {
 		return err
 	}
+	if r := p.cfg.Revokes(cl.Name, cl.version.Label, cl.version.Digest); r != nil {
+		reject(CodeRevoked, "version %q (%s) is revoked in agent-skills.yaml (%s): %s", cl.version.Label, cl.version.Digest, r.Field, r.Reason)
+		return nil
+	}
 	if v := e.Version(cl.version.Label); v != nil {
 		if !v.Digest.Equal(cl.version.Digest) {
 			reject(CodeVersionExists, "version %q of %s is already published with digest %s; versions are immutable, publish a new label",
 				v.Label, cl.target, v.Digest)
 			return nil
+		}
+		if !v.Scan.Equal(cl.version.Scan) && cl.version.Scan != nil {
+			// Judged again (a new policy, an allow, a rule pack): a claim
+			// is never blocked, so bytes the scan withdrew are back.
+			v.Scan = cl.version.Scan
+			if v.Gone != nil && v.Gone.Code == catalog.GoneScanBlocked {
+				c.SetGone(e, v, nil)
+				v = e.Version(cl.version.Label)
+			}
+			d.changed = true
 		}
 		if !e.Withdrawn && e.Source == cl.source && e.Latest == v.Label && e.ExternalURL == cl.external {
 			d.unchanged = append(d.unchanged, cl.rejectKey())

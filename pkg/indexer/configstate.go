@@ -135,6 +135,12 @@ func (ix *Indexer) decideConfig(ctx context.Context, snap *catalog.Catalog, full
 	d.change = &configChange{cfg: cfg, state: catalog.ConfigState{Digest: sum, ETag: info.ETag, YAML: string(data)}}
 	d.cfg, d.result = cfg, ConfigApplied
 	d.touched = append(configTargets(inForce), configTargets(cfg)...)
+	if inForce.Policy() != cfg.Policy() {
+		// A new scan threshold judges every entry's bytes again.
+		for _, e := range allEntries(snap) {
+			d.touched = append(d.touched, targetOf(e))
+		}
+	}
 	return d, nil
 }
 

@@ -191,6 +191,9 @@ func (ix *Indexer) WithRequestID(id string) *Indexer {
 type Result struct {
 	Published []Change    `json:"published,omitempty"` // new versions, revivals, a former version made latest again
 	Withdrawn []Change    `json:"withdrawn,omitempty"`
+	// Gone are versions taken out of service: revoked, or blocked by the
+	// content scan after they were published.
+	Gone []Change `json:"gone,omitempty"`
 	Rejected  []Rejection `json:"rejected,omitempty"`
 	// Unchanged are keys whose current bytes were already the latest version.
 	Unchanged []string `json:"unchanged,omitempty"`
@@ -219,6 +222,7 @@ func (r *Result) sort() {
 	}
 	slices.SortStableFunc(r.Published, byChange)
 	slices.SortStableFunc(r.Withdrawn, byChange)
+	slices.SortStableFunc(r.Gone, byChange)
 	slices.SortStableFunc(r.Rejected, func(a, b Rejection) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Code, b.Code))
 	})
@@ -243,6 +247,8 @@ type Change struct {
 	Digest  digest.Digest `json:"digest,omitzero"`
 	// Scan is the published version's scan (warnings and allows used).
 	Scan *scan.Result `json:"scan,omitempty"`
+	// Gone says why a version was taken out of service (Result.Gone).
+	Gone *catalog.Gone `json:"gone,omitempty"`
 }
 
 // ID is the entry's key in its catalog collection ("<listing>/<name>" for

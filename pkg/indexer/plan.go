@@ -172,6 +172,8 @@ type decisions struct {
 	// grew are the claims that add to the catalog: a new entry or version,
 	// the ones refused first when it would be too large.
 	grew []*claim
+	// gone are the versions this write took out of service.
+	gone []goneChange
 	// changed says whether apply changed anything at all.
 	changed bool
 }

@@ -106,6 +106,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 		errs = append(errs, err)
 	}
 	ix.countPublished(ctx, res)
+	ix.auditGone(ctx, rec)
 	res.sort()
 	ix.log.InfoContext(ctx, "indexed",
 		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),

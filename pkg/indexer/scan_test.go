@@ -154,3 +154,71 @@ func TestScanSubagentAndConfigEntries(t *testing.T) {
 		t.Errorf("inline entry: rejections %v", got)
 	}
 }
+
+// TestRevoke: a revoked version leaves service (the previous one is latest
+// again), with an audit event, and its bytes cannot be published again
+// while the revocation stands; lifting it puts the version back.
+func TestRevoke(t *testing.T) {
+	e := newEnv(t)
+	v1 := []byte(skilltest.SkillMD("deploy", "1.0", "Deploys."))
+	v2 := []byte(skilltest.SkillMD("deploy", "1.1", "Deploys, faster."))
+	e.drop("skills/deploy.md", v1)
+	e.drop("skills/deploy.md", v2)
+	revoke := "version: 1\nrevoke:\n  - name: deploy\n    version: \"1.1\"\n    digest: " + digest.Of(v2).String() + "\n    reason: a compromised build\n"
+	res := e.drop("agent-skills.yaml", []byte(revoke))
+	if len(res.Gone) != 1 || res.Gone[0].Version != "1.1" || res.Gone[0].Gone.Code != "revoked" {
+		t.Fatalf("gone: %s", dump(res))
+	}
+	sk := e.skill("deploy")
+	if sk.Latest != "1.0" || !sk.Served() {
+		t.Fatalf("latest %s, served %v", sk.Latest, sk.Served())
+	}
+	c := e.catalog()
+	if len(c.Gone) != 1 || c.Gone[0].Reason != "a compromised build" {
+		t.Fatalf("catalog's gone list: %s", dump(c.Gone))
+	}
+	if n := len(e.events(obs.EventWithdrawn)); n != 1 {
+		t.Errorf("%d version_withdrawn events, want 1", n)
+	}
+	// The source still holds 1.1: re-reading it publishes nothing.
+	if got := rejectionCodes(e.reconcile("skills/deploy.md")); len(got) != 1 || got[0] != CodeRevoked {
+		t.Errorf("re-read: rejections %v, want revoked", got)
+	}
+	if e.skill("deploy").Latest != "1.0" {
+		t.Error("the revoked version is latest again")
+	}
+	// Revoking the last one in service: the skill is served nowhere.
+	both := revoke + "  - name: deploy\n    version: \"1.0\"\n    digest: " + digest.Of(v1).String() + "\n    reason: also bad\n"
+	e.drop("agent-skills.yaml", []byte(both))
+	if e.skill("deploy").Served() {
+		t.Error("every version revoked, the skill is still served")
+	}
+	// Lifted: back in service, 1.1 latest again.
+	e.drop("agent-skills.yaml", []byte("version: 1\n"))
+	if sk := e.skill("deploy"); !sk.Served() || sk.Latest != "1.1" || len(e.catalog().Gone) != 0 {
+		t.Errorf("lifted: latest %s, served %v, gone %s", sk.Latest, sk.Served(), dump(e.catalog().Gone))
+	}
+}
+
+// TestStricterPolicyWithdraws: a threshold that now blocks a published
+// version's bytes takes it out of service, as a rescan would.
+func TestStricterPolicyWithdraws(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/pathy.md", warnedDoc)
+	res := e.drop("agent-skills.yaml", []byte("version: 1\nscan:\n  block: medium\n"))
+	if len(res.Gone) != 1 || res.Gone[0].Gone.Code != "scan_blocked" {
+		t.Fatalf("gone: %s", dump(res))
+	}
+	if e.skill("pathy").Served() {
+		t.Error("still served")
+	}
+	if n := e.count(obs.ScanBlocked, obs.DimensionRule, "persistence.shell-rc"); n != 1 {
+		t.Errorf("ScanBlocked = %d", n)
+	}
+	// Allowed for its digest: back.
+	e.drop("agent-skills.yaml", []byte("version: 1\nscan:\n  block: medium\nskills:\n  - name: pathy\n    allow:\n      - digest: "+
+		digest.Of(warnedDoc).String()+"\n        rules: [persistence.shell-rc]\n        reason: we ship this PATH line\n"))
+	if !e.skill("pathy").Served() {
+		t.Errorf("allowed, not served: %s", dump(e.catalog().Gone))
+	}
+}

@@ -17,6 +17,7 @@ import (
 type recorder struct {
 	rejections []rejection
 	warnings   map[string][]string
+	gone       []goneChange
 }
 
 func newRecorder() *recorder { return &recorder{warnings: map[string][]string{}} }
@@ -38,6 +39,12 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 	}
 	res.Published = append(res.Published, d.published...)
 	res.Withdrawn = append(res.Withdrawn, d.withdrawn...)
+	for _, g := range d.gone {
+		ch := g.Change
+		ch.Gone = &catalog.Gone{Code: g.code, Reason: g.reason}
+		res.Gone = append(res.Gone, ch)
+		r.gone = append(r.gone, g)
+	}
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
 	res.Held = append(res.Held, pr.plan.held...)
@@ -140,6 +147,22 @@ func (ix *Indexer) countPublished(ctx context.Context, res *Result) {
 	}
 	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		ix.metrics.CountN(ctx, obs.ScanWarned, obs.DimensionRule, rule, byRule[rule])
+	}
+}
+
+// auditGone writes an audit event for each version the invocation took
+// out of service, and counts those the scan withdrew (ScanBlocked, by rule).
+func (ix *Indexer) auditGone(ctx context.Context, rec *recorder) {
+	byRule := map[string]int{}
+	for _, g := range rec.gone {
+		ix.audit.VersionWithdrawn(ctx, obs.VersionWithdrawnEvent{SkillName: g.Name, Version: g.Version, Digest: g.Digest,
+			Code: g.code, Reason: g.reason, Source: g.Source})
+		for _, rule := range g.blocking {
+			byRule[rule]++
+		}
+	}
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
+		ix.metrics.CountN(ctx, obs.ScanBlocked, obs.DimensionRule, rule, byRule[rule])
 	}
 }
 

@@ -58,7 +58,7 @@ func storedDocs(c *catalog.Catalog, origins []*url.URL) []storedDoc {
 				origin: origin, path: routes.RFCIndex, auth: auth, empty: discovery.Build(nil, base), domain: topLevel,
 				items: func(v *catalog.View) []feeddoc.Item { return indexItems(discovery.TopLevel(v, auth, base)) },
 				item: func(e *catalog.Entry) []byte {
-					if !e.Live() || !e.VisibleTo(auth) {
+					if !e.Served() || !e.VisibleTo(auth) {
 						return nil
 					}
 					if s, ok := discovery.Item(e, origin); ok {
@@ -97,7 +97,7 @@ func storedDocs(c *catalog.Catalog, origins []*url.URL) []storedDoc {
 					return out
 				},
 				item: func(e *catalog.Entry) []byte {
-					if !e.Live() || !e.VisibleTo(auth) {
+					if !e.Served() || !e.VisibleTo(auth) {
 						return nil
 					}
 					return feeddoc.EncodeItem(manifest.PageItemOf(kind, e))

@@ -18,6 +18,7 @@ const (
 	EventDigestMismatch = "agent_skill.digest_mismatch"
 	EventRejected       = "agent_skill.rejected"
 	EventScanAllowed    = "agent_skill.scan_allowed"
+	EventWithdrawn      = "agent_skill.version_withdrawn"
 )
 
 // DigestMismatchEvent records that the bytes read for an artifact did not
@@ -51,6 +52,18 @@ type ScanAllowedEvent struct {
 	Rule      string
 	Reason    string
 	Source    string // the key (or agent-skills.yaml) the bytes came from
+}
+
+// VersionWithdrawnEvent records that a published version was taken out of
+// service: Code revoked (agent-skills.yaml) or scan_blocked (the content
+// scan blocks its bytes now), with the reason its routes answer 410 with.
+type VersionWithdrawnEvent struct {
+	SkillName string
+	Version   string
+	Digest    digest.Digest
+	Code      string
+	Reason    string
+	Source    string
 }
 
 // Auditor writes audit events as JSON lines through a logger: each line's
@@ -114,6 +127,18 @@ func (a *Auditor) ScanAllowed(ctx context.Context, e ScanAllowedEvent) {
 		slog.String("version", e.Version),
 		slog.String("digest", e.Digest.String()),
 		slog.String("rule", e.Rule),
+		slog.String("reason", e.Reason),
+		slog.String("source", e.Source),
+	)
+}
+
+// VersionWithdrawn logs EventWithdrawn.
+func (a *Auditor) VersionWithdrawn(ctx context.Context, e VersionWithdrawnEvent) {
+	a.log(ctx, EventWithdrawn,
+		slog.String("skill_name", e.SkillName),
+		slog.String("version", e.Version),
+		slog.String("digest", e.Digest.String()),
+		slog.String("code", e.Code),
 		slog.String("reason", e.Reason),
 		slog.String("source", e.Source),
 	)

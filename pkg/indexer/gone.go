@@ -1,0 +1,132 @@
+package indexer
+
+import (
+	"fmt"
+
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+)
+
+// CodeRevoked: agent-skills.yaml revokes the version an upload would
+// publish.
+const CodeRevoked = "revoked"
+
+// applyRevocations puts the revocations of cfg in force on c: a version
+// cfg revokes (name, label and digest) is gone, with the operator's
+// reason; one no longer revoked is back in service. Every entry of the
+// name is looked at, in every listing and the sub-agents. It is pure, as
+// apply is.
+func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Config, p *plan) error {
+	for _, g := range append([]catalog.GoneVersion(nil), c.Gone...) {
+		if g.Code != catalog.GoneRevoked || cfg.Revokes(g.Name, g.Version, g.Digest) != nil {
+			continue
+		}
+		e, v, err := goneEntry(c, g)
+		if err != nil {
+			return err
+		}
+		if v != nil && c.SetGone(e, v, nil) {
+			d.changed = true
+			d.published = append(d.published, changeOf(e, v))
+		}
+	}
+	if cfg == nil {
+		return nil
+	}
+	for _, r := range cfg.Revoke {
+		for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+			for _, e := range m {
+				if e.Name != r.Name {
+					continue
+				}
+				if err := e.LoadHistory(); err != nil {
+					return err
+				}
+				v := e.Version(r.Version)
+				if v == nil || !v.Digest.Equal(r.Digest) || (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) {
+					continue
+				}
+				ch := changeOf(e, v)
+				if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneRevoked, Reason: r.Reason, At: p.now}) {
+					d.changed = true
+					d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneRevoked, reason: r.Reason})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// withdrawBlocked takes out of service the published versions whose bytes
+// this round's scan blocks (a stricter policy, an allow removed): the
+// rejection names the source and the digest.
+func (d *decisions) withdrawBlocked(c *catalog.Catalog, occ *occupancy, p *plan) error {
+	for _, r := range d.rejections {
+		if r.Code != CodeScanBlocked || r.Digest.IsZero() {
+			continue
+		}
+		for _, e := range occ.bySource[r.Key] {
+			if e.Name != r.Name && r.Name != "" {
+				continue
+			}
+			if err := e.LoadHistory(); err != nil {
+				return err
+			}
+			for i := range e.Versions {
+				v := &e.Versions[i]
+				if !v.Digest.Equal(r.Digest) || v.Gone != nil {
+					continue
+				}
+				ch := changeOf(e, v)
+				reason := "blocked by the content scan: " + scanSummary(r)
+				if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
+					d.changed = true
+					// The rejection counts the block (ScanBlocked).
+					d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason})
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// goneChange is a version taken out of service by this write; blocking
+// are the rules of a rescan that blocks it (counted as ScanBlocked).
+type goneChange struct {
+	Change
+	code, reason string
+	blocking     []string
+}
+
+func scanSummary(r rejection) string {
+	return fmt.Sprintf("%d finding(s): %s", len(r.blocking), ruleList(rulesOf(r.blocking)))
+}
+
+func ruleList(rules []string) string {
+	out := ""
+	for i, r := range rules {
+		if i > 0 {
+			out += ", "
+		}
+		out += r
+	}
+	return out
+}
+
+// goneEntry finds the entry and version a gone record names (nil when
+// they are no longer there).
+func goneEntry(c *catalog.Catalog, g catalog.GoneVersion) (*catalog.Entry, *catalog.Version, error) {
+	m := c.Skills
+	if g.Kind == catalog.KindSubagent {
+		m = c.Subagents
+	}
+	e := m[g.ID()]
+	if e == nil {
+		return nil, nil, nil
+	}
+	if err := e.LoadHistory(); err != nil {
+		return nil, nil, err
+	}
+	return e, e.Version(g.Version), nil
+}
