@@ -175,10 +175,11 @@ type Version struct {
 	// indexed, so the request path never recomputes it.
 	MCPExcluded string `json:"mcpExcluded,omitempty"`
 	// Scan is the content scan of this version's bytes (pkg/scan), as the
-	// indexer recorded it when it published the version: the verdict
-	// (clean or warn: a block is never published) under the policy and
-	// allows of agent-skills.yaml then in force, the engine (rule pack)
-	// version, every finding and the allows used. nil for a version whose
+	// indexer recorded it when it published the version or last rescanned
+	// it: the verdict (clean or warn; block only on a version a rescan
+	// took out of service, Gone) under the policy and allows of
+	// agent-skills.yaml then in force, the engine (rule pack) version,
+	// every finding and the allows used. nil for a version whose
 	// bytes were never read (an external entry pinned by digest) or that
 	// was published before scanning existed. The request path serves it
 	// as recorded and never scans.

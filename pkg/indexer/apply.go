@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -22,6 +23,10 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		return nil, errReprepare
 	}
 	d := &decisions{}
+	if c.Revision == 0 && c.ScanEngine == "" {
+		// A new catalog: every version it will hold is scanned now.
+		c.ScanEngine = scan.Engine()
+	}
 	if ch := p.config; ch != nil {
 		switch {
 		case ch.refresh:

@@ -62,6 +62,10 @@ func (ix *Indexer) ReconcileBucket(ctx context.Context) (*Result, error) {
 	} else if res, err = ix.readOrQueue(ctx, keys, jobReconcile, false); err != nil {
 		return res, err
 	}
+	// A new rule pack scans the published versions again.
+	if err := ix.rescanInto(ctx, res); err != nil {
+		return res, err
+	}
 	// Rendered documents no revision pins any more.
 	if cur, _, err := catalog.Load(ctx, ix.store); err == nil {
 		n, err := ix.collectRendered(ctx, cur)

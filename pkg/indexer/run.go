@@ -28,7 +28,22 @@ func (ix *Indexer) Reconcile(ctx context.Context, keys ...string) (*Result, erro
 // and a drop claim a name or a served path.
 func (ix *Indexer) Reindex(ctx context.Context) (*Result, error) {
 	res, failed, err := ix.run(ctx, nil, true)
-	return res, errors.Join(err, joinFailed(failed))
+	if err = errors.Join(err, joinFailed(failed)); err != nil {
+		return res, err
+	}
+	return res, ix.rescanInto(ctx, res)
+}
+
+// rescanInto runs Rescan and adds what it took out of service to res.
+func (ix *Indexer) rescanInto(ctx context.Context, res *Result) error {
+	rs, err := ix.Rescan(ctx)
+	if err != nil {
+		return fmt.Errorf("rescan: %w", err)
+	}
+	res.Gone = append(res.Gone, rs.Gone...)
+	res.Revision = max(res.Revision, rs.Revision)
+	res.sort()
+	return nil
 }
 
 // joinFailed is the error of keys that could not be read, in key order.

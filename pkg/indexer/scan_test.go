@@ -1,11 +1,14 @@
 package indexer
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/scan"
@@ -220,5 +223,66 @@ func TestStricterPolicyWithdraws(t *testing.T) {
 		digest.Of(warnedDoc).String()+"\n        rules: [persistence.shell-rc]\n        reason: we ship this PATH line\n"))
 	if !e.skill("pathy").Served() {
 		t.Errorf("allowed, not served: %s", dump(e.catalog().Gone))
+	}
+}
+
+// TestRescan: a version an older rule pack judged clean, whose bytes this
+// pack blocks, is taken out of service by the rescan of a reconcile, with
+// an audit event and ScanBlocked; the catalog then records the engine, and
+// the next reconcile scans nothing.
+func TestRescan(t *testing.T) {
+	e := newEnv(t)
+	clean := []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches."))
+	e.drop("skills/fetcher.md", clean)
+	// 1.0 was published under an older pack that did not catch it: its
+	// blob holds the bytes, its record says clean under that engine.
+	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		sk := c.Skills["fetcher"]
+		if err := sk.LoadHistory(); err != nil {
+			return err
+		}
+		v := sk.Versions[0]
+		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
+		v.Scan = &scan.Result{Verdict: scan.Clean, Engine: scan.EnginePrefix + "0"}
+		sk.Latest = "1.0"
+		sk.SetVersions(append(sk.Versions, v))
+		c.ScanEngine = scan.EnginePrefix + "0"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.ix.ReconcileBucket(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Gone) != 1 || res.Gone[0].Version != "1.0" || res.Gone[0].Gone.Code != "scan_blocked" {
+		t.Fatalf("gone: %s", dump(res))
+	}
+	c := e.catalog()
+	sk := c.Skills["fetcher"]
+	if sk.Latest != "0.9" || !sk.Served() {
+		t.Errorf("latest %s, served %v", sk.Latest, sk.Served())
+	}
+	if c.ScanEngine != scan.Engine() {
+		t.Errorf("catalog engine %q, want %q", c.ScanEngine, scan.Engine())
+	}
+	if err := sk.LoadHistory(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range sk.Versions {
+		if v.Scan == nil || v.Scan.Engine != scan.Engine() {
+			t.Errorf("version %s: scan %s", v.Label, dump(v.Scan))
+		}
+	}
+	if n := len(e.events(obs.EventWithdrawn)); n != 1 {
+		t.Errorf("%d version_withdrawn events", n)
+	}
+	if n := e.count(obs.ScanBlocked, obs.DimensionRule, "download-exec.pipe-to-shell"); n != 1 {
+		t.Errorf("ScanBlocked = %d", n)
+	}
+	rev := c.Revision
+	if res, err := e.ix.Rescan(context.Background()); err != nil || len(res.Gone) != 0 || e.catalog().Revision != rev {
+		t.Errorf("a second rescan: %v, %s, revision %d → %d", err, dump(res), rev, e.catalog().Revision)
 	}
 }
