@@ -189,12 +189,12 @@ func (ix *Indexer) WithRequestID(id string) *Indexer {
 
 // Result says what one invocation did.
 type Result struct {
-	Published []Change    `json:"published,omitempty"` // new versions, revivals, a former version made latest again
-	Withdrawn []Change    `json:"withdrawn,omitempty"`
+	Published []Change `json:"published,omitempty"` // new versions, revivals, a former version made latest again
+	Withdrawn []Change `json:"withdrawn,omitempty"`
 	// Gone are versions taken out of service: revoked, or blocked by the
 	// content scan after they were published.
-	Gone []Change `json:"gone,omitempty"`
-	Rejected  []Rejection `json:"rejected,omitempty"`
+	Gone     []Change    `json:"gone,omitempty"`
+	Rejected []Rejection `json:"rejected,omitempty"`
 	// Unchanged are keys whose current bytes were already the latest version.
 	Unchanged []string `json:"unchanged,omitempty"`
 	// Ignored are keys outside the bucket contract (or the indexer's own).
