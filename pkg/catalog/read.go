@@ -152,7 +152,7 @@ func (h *Head) View(ctx context.Context, s store.Store) (*View, error) {
 		}
 		return vs, nil
 	}
-	return compile(skills, agents, h.Listings, h.Documents, h.Revision, h.ETag, history), nil
+	return compile(skills, agents, h.Listings, h.Documents, h.head.Gone, h.Revision, h.ETag, history), nil
 }
 
 // readRange reads length bytes from offset (all of a shorter object) with

@@ -39,27 +39,17 @@ type goneFor struct {
 // that revalidate. Histories come from c's entries (decoded on demand,
 // without changing them, so the view stays safe for concurrent use).
 func Compile(c *Catalog, etag string) *View {
-	v := compile(c.SortedSkills(), c.SortedSubagents(), c.Listings, c.Documents, c.Revision, etag,
+	return compile(c.SortedSkills(), c.SortedSubagents(), c.Listings, c.Documents, c.Gone, c.Revision, etag,
 		func(_ context.Context, e *Entry) ([]Version, error) {
 			if e.HasHistory() {
 				return e.Versions, nil
 			}
 			return decodeHistory(e.history, e.head())
 		})
-	for _, g := range c.Gone {
-		m := c.Skills
-		if g.Kind == KindSubagent {
-			m = c.Subagents
-		}
-		if e := m[g.ID()]; e != nil {
-			v.revoked = append(v.revoked, goneFor{GoneVersion: g, vis: e.Visibility})
-		}
-	}
-	return v
 }
 
 // compile indexes entries (skills in ID order, sub-agents in name order).
-func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Document, revision int64, etag string,
+func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Document, gone []GoneVersion, revision int64, etag string,
 	history func(context.Context, *Entry) ([]Version, error)) *View {
 	v := &View{
 		revision:  revision,
@@ -120,6 +110,20 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 		}
 		v.subagents = append(v.subagents, e)
 		v.agentBy[e.Name] = e
+	}
+	if len(gone) > 0 {
+		byID := map[Kind]map[string]*Entry{KindSkill: {}, KindSubagent: {}}
+		for _, e := range skills {
+			byID[KindSkill][e.ID()] = e
+		}
+		for _, e := range subagents {
+			byID[KindSubagent][e.Name] = e
+		}
+		for _, g := range gone {
+			if e := byID[g.Kind][g.ID()]; e != nil {
+				v.revoked = append(v.revoked, goneFor{GoneVersion: g, vis: e.Visibility})
+			}
+		}
 	}
 	return v
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/search"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -54,6 +55,8 @@ type VersionSummary struct {
 	PublishedAt time.Time `json:"publishedAt"`
 	IsLatest    bool      `json:"isLatest"`
 	Href        string    `json:"href"` // the version document
+	// Scan is the version's content scan, as the version document's.
+	Scan *scan.Result `json:"scan,omitempty"`
 }
 
 // Search returns the entries of a collection the caller can see that match
@@ -108,7 +111,7 @@ func (f *Feed) Versions(ctx context.Context, kind catalog.Kind, name string) (ou
 // such entry or version.
 func (f *Feed) VersionSummary(ctx context.Context, kind catalog.Kind, name, label string) (VersionSummary, bool, error) {
 	c := collectionOf(kind)
-	e := c.get(f.View, name, f.Authenticated)
+	e := c.lookup(f.View, name, f.Authenticated)
 	if e == nil {
 		return VersionSummary{}, false, nil
 	}
@@ -119,6 +122,9 @@ func (f *Feed) VersionSummary(ctx context.Context, kind catalog.Kind, name, labe
 	if err != nil || v == nil {
 		return VersionSummary{}, false, err
 	}
+	if v.Gone != nil {
+		return VersionSummary{}, false, &goneError{v.Gone}
+	}
 	return f.versionSummary(c, e, v), true, nil
 }
 
@@ -126,7 +132,7 @@ func (f *Feed) versionSummary(c *collection, e *catalog.Entry, v *catalog.Versio
 	return VersionSummary{
 		Artifact: f.artifact(c, e, v),
 		SHA256:   v.Digest.Hex(), SizeBytes: v.Size, PublishedAt: v.PublishedAt.UTC(),
-		IsLatest: v.Label == e.Latest, Href: c.versionHref(e.Name, v.Label),
+		IsLatest: v.Label == e.Latest, Href: c.versionHref(e.Name, v.Label), Scan: v.Scan,
 	}
 }
 

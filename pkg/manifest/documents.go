@@ -10,6 +10,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // Schema is the root manifest's $schema.
@@ -131,7 +132,11 @@ type SkillVersion struct {
 	// MCP feed pins them; absent when the indexer recorded none (an
 	// external entry, or a version indexed before files were recorded).
 	Files []catalog.File `json:"files,omitempty"`
-	Links SelfLinks      `json:"links"`
+	// Scan is what the content scan found in the version's bytes when it
+	// was published (verdict, engine, findings, allows used); absent for a
+	// version never scanned (an external entry pinned by digest).
+	Scan  *scan.Result `json:"scan,omitempty"`
+	Links SelfLinks    `json:"links"`
 }
 
 // SubagentRoute names the sub-agent a skill routes to.
@@ -145,7 +150,8 @@ type SubagentRoute struct {
 type SubagentVersion struct {
 	Kind string `json:"kind"`
 	Artifact
-	Links SelfLinks `json:"links"`
+	Scan  *scan.Result `json:"scan,omitempty"` // as SkillVersion's
+	Links SelfLinks    `json:"links"`
 }
 
 // collection is what differs between the skill and sub-agent trees.
@@ -317,7 +323,7 @@ func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillV
 		return SkillVersion{}, false, err
 	}
 	a := f.artifact(skills, e, ver)
-	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files,
+	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files, Scan: ver.Scan,
 		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
 	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
@@ -332,18 +338,34 @@ func (f *Feed) SubagentVersion(ctx context.Context, name, label string) (doc Sub
 	if err != nil || ver == nil {
 		return SubagentVersion{}, false, err
 	}
-	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver),
+	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver), Scan: ver.Scan,
 		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true, nil
 }
 
-// version looks up an entry the caller can see and one of its versions.
+// version looks up an entry the caller can see and one of its versions;
+// a version taken out of service is a *goneError.
 func (f *Feed) version(ctx context.Context, c *collection, name, label string) (*catalog.Entry, *catalog.Version, error) {
-	e := c.get(f.View, name, f.Authenticated)
+	e := c.lookup(f.View, name, f.Authenticated)
 	if e == nil {
 		return nil, nil, nil
 	}
 	v, err := f.View.Version(ctx, e, label)
+	if err == nil && v != nil && v.Gone != nil {
+		return nil, nil, &goneError{v.Gone}
+	}
 	return e, v, err
+}
+
+// lookup is get, or the entry no version of which is in service (whose
+// versions' routes answer 410 rather than 404).
+func (c *collection) lookup(v *catalog.View, name string, auth bool) *catalog.Entry {
+	if e := c.get(v, name, auth); e != nil {
+		return e
+	}
+	if c == subagents {
+		return v.GoneSubagent(name, auth)
+	}
+	return v.GoneSkill(name, auth)
 }
 
 func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) Artifact {

@@ -37,6 +37,7 @@ const (
 	CodeTooManyItems     = "too_many_items"
 	CodeInvalidName      = "invalid_name"
 	CodeInvalidVersion   = "invalid_version"
+	CodeGone             = "gone"
 )
 
 // Error is a client error with a stable code and a message fit to show the
@@ -68,6 +69,7 @@ const (
 	Document                  // 200 with Document as JSON
 	Bytes                     // 200 with the version's bytes, under the integrity contract
 	BadRequest                // 400; Err says what is wrong
+	Gone                      // 410; the version was taken out of service, Err says why (catalog.Gone)
 )
 
 // Result is Resolve's answer.
@@ -81,11 +83,36 @@ type Result struct {
 	// bytes may be cached publicly.
 	Entry   *catalog.Entry
 	Version *catalog.Version
-	// Err is the code and message of the JSON error body, for NotFound and BadRequest.
+	// Err is the code and message of the JSON error body, for NotFound,
+	// BadRequest and Gone.
 	Err *Error
 }
 
 func notFound() Result { return Result{Outcome: NotFound, Err: errNotFound} }
+
+// goneError is what a lookup of a version taken out of service returns,
+// for Resolve to answer 410 with its reason.
+type goneError struct{ g *catalog.Gone }
+
+func (e *goneError) Error() string { return "gone: " + e.g.Reason }
+
+// GoneResult is the answer for version v when it is gone, with ok false
+// otherwise.
+func GoneResult(v *catalog.Version) (Result, bool) {
+	if v == nil || v.Gone == nil {
+		return Result{}, false
+	}
+	return Result{Outcome: Gone, Err: &Error{Code: CodeGone, Message: v.Gone.Reason}}, true
+}
+
+// asGone turns a goneError into its Result.
+func asGone(err error) (Result, bool) {
+	var g *goneError
+	if !errors.As(err, &g) {
+		return Result{}, false
+	}
+	return Result{Outcome: Gone, Err: &Error{Code: CodeGone, Message: g.g.Reason}}, true
+}
 
 func document(v any) Result { return Result{Outcome: Document, Document: v} }
 
@@ -132,6 +159,9 @@ func (f *Feed) Resolve(ctx context.Context, path string, query url.Values) (Resu
 // native answers the segments after /skills/v1/ or /subagents/v1/.
 func (f *Feed) native(ctx context.Context, c *collection, segs []string) (Result, error) {
 	found := func(doc any, ok bool, err error) (Result, error) {
+		if g, ok := asGone(err); ok {
+			return g, nil
+		}
 		switch {
 		case err != nil:
 			return Result{}, err
@@ -183,11 +213,14 @@ func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.
 		}
 	case 2:
 		doc, ok, err := f.VersionSummary(ctx, c.kind, segs[0], segs[1])
+		if g, gone := asGone(err); gone {
+			return g, nil
+		}
 		if err != nil || ok {
 			return document(doc), err
 		}
 	case 3:
-		e := c.get(f.View, segs[0], f.Authenticated)
+		e := c.lookup(f.View, segs[0], f.Authenticated)
 		if e == nil || e.ExternalURL != "" {
 			break // external bytes are not re-hosted
 		}
@@ -196,6 +229,9 @@ func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.
 			return Result{}, err
 		}
 		if v != nil && segs[2] == c.fileName(v) {
+			if g, gone := GoneResult(v); gone {
+				return g, nil
+			}
 			return Result{Outcome: Bytes, Entry: e, Version: v}, nil
 		}
 	}

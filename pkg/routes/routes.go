@@ -9,6 +9,7 @@
 // below):
 //
 //	/.well-known/agent-skills/index.json                      RFC index
+//	/.well-known/agent-skills/revocations.json                the versions taken out of service
 //	/.well-known/agent-skills/{listing}/index.json            a listing's index
 //	/.well-known/agent-skills/{listing}/*                     a listing's artifacts (its config entries may live here)
 //	/.well-known/*                                            nothing
@@ -42,6 +43,9 @@ const (
 	indexFile = "index.json"
 	// RFCIndex is the top-level RFC index.
 	RFCIndex = wellKnown + indexFile
+	// Revocations lists the versions taken out of service, for clients
+	// that check before they install.
+	Revocations = wellKnown + "revocations.json"
 	// listingsScope is the prefix of ListingScope.
 	listingsScope = "/listings/"
 )

@@ -18,6 +18,7 @@ const (
 	SurfaceArtifact                // a published artifact, found by its path
 	SurfaceCatalog                 // the web catalog's HTML pages (and their assets)
 	SurfaceRoot                    // the origin root: browsers are sent to the web catalog
+	SurfaceRevocations             // the revoked and withdrawn versions
 )
 
 // Route is one row of the URL space.
@@ -46,6 +47,7 @@ const listingParam = "{listing}"
 // path answers it.
 var table = []Route{
 	{Pattern: RFCIndex, Surface: SurfaceIndex, What: "the RFC index"},
+	{Pattern: Revocations, Surface: SurfaceRevocations, What: "the revocations list"},
 	{Pattern: ListingIndex(listingParam), Surface: SurfaceIndex, What: "the listing's index"},
 	{Pattern: ListingPrefix(listingParam) + "*", Surface: SurfaceArtifact, What: "a listing's prefix (only the listing's own entries live there)"},
 	{Pattern: "/.well-known/*", Surface: SurfaceNone, What: "/.well-known/ (only a listing's own entries live under its prefix)"},

@@ -15,6 +15,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // directoryType is the media type of a directory resource (SEP-2640).
@@ -60,7 +61,14 @@ type skillEntry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []skillResource `json:"resources"`
+	// Meta carries the version's content scan under MetaScan.
+	Meta map[string]*scan.Result `json:"_meta,omitempty"`
 }
+
+// MetaScan is the _meta key of a skill entry's content scan (verdict,
+// engine, findings, allows used): namespaced, as MCP asks of keys it does
+// not define.
+const MetaScan = "io.github.skilldrop/scan"
 
 type skillResource struct {
 	URI    string        `json:"uri"`
@@ -106,6 +114,9 @@ func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
 		root := routes.SkillDir(listing, e.Name)
 		sk := &mcpSkill{uri: routes.SkillURI(listing, e.Name, artifact.SkillFile), entry: e, ver: ver}
 		entry := skillEntry{URI: sk.uri, Resources: make([]skillResource, 0, len(ver.Files))}
+		if ver.Scan != nil {
+			entry.Meta = map[string]*scan.Result{MetaScan: ver.Scan}
+		}
 		var fm bytes.Buffer
 		if json.Compact(&fm, ver.Frontmatter) != nil {
 			return // the indexer writes valid JSON; a catalog that does not is not served

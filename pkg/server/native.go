@@ -92,6 +92,8 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		s.serveArtifact(w, r, rq, res.Entry, res.Version, versionedCacheControl(res.Entry))
 	case res.Outcome == manifest.BadRequest && res.Err != nil:
 		writeError(w, r, http.StatusBadRequest, res.Err.Code, res.Err.Message)
+	case res.Outcome == manifest.Gone && res.Err != nil:
+		writeError(w, r, http.StatusGone, res.Err.Code, res.Err.Message)
 	default: // an outcome this server does not know: never guess
 		rq.log.Error("native feed: unexpected outcome", "path", clip(p), "outcome", int(res.Outcome))
 		writeError(w, r, http.StatusInternalServerError, codeInternal, "Internal error.")

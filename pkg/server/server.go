@@ -30,6 +30,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -282,6 +283,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.servePath(sw, r, rq)
 	case routes.SurfaceRoot:
 		s.serveRoot(sw, r)
+	case routes.SurfaceRevocations:
+		s.serveRevocations(sw, r, rq)
 	default: // a namespace that is never served
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
@@ -376,6 +379,10 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	}
 	e := v.ByPath(r.URL.Path, rq.authenticated)
 	if e == nil {
+		if g := v.GoneAt(r.URL.Path, rq.authenticated); g != nil && readMethod(w, r) {
+			gone(w, r, g.LatestVersion())
+			return
+		}
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
@@ -388,6 +395,30 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 		return
 	}
 	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e))
+}
+
+// gone answers 410 for a version taken out of service, with its reason.
+func gone(w http.ResponseWriter, r *http.Request, v *catalog.Version) {
+	res, _ := manifest.GoneResult(v)
+	writeError(w, r, http.StatusGone, res.Err.Code, res.Err.Message)
+}
+
+// serveRevocations answers the list of versions taken out of service that
+// the caller may see, cached as the RFC index is.
+func (s *Server) serveRevocations(w http.ResponseWriter, r *http.Request, rq *request) {
+	if !readMethod(w, r) {
+		return
+	}
+	snap, ok := s.snapshot(w, r, rq)
+	if !ok {
+		return
+	}
+	v, ok := s.catalogView(w, r, rq, snap)
+	if !ok {
+		return
+	}
+	doc := feeddoc.Render(discovery.RevocationList(v, rq.authenticated), feeddoc.RequestLevel)
+	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, feedCacheControl(rq.authenticated))
 }
 
 // snapshot returns the current catalog, or answers 503: a catalog that
