@@ -11,14 +11,14 @@ type Surface int
 // The surfaces. The zero value answers nothing, so a route nobody wired
 // is a 404, never a guess.
 const (
-	SurfaceNone     Surface = iota // 404: a namespace that is never served
-	SurfaceIndex                   // an RFC index: the top level, or a listing's (Match.Listing)
-	SurfaceNative                  // the native feed and its /api/v1/ API
-	SurfaceMCP                     // the MCP endpoint
-	SurfaceArtifact                // a published artifact, found by its path
-	SurfaceCatalog                 // the web catalog's HTML pages (and their assets)
-	SurfaceRoot                    // the origin root: browsers are sent to the web catalog
-	SurfaceRevocations             // the revoked and withdrawn versions
+	SurfaceNone        Surface = iota // 404: a namespace that is never served
+	SurfaceIndex                      // an RFC index: the top level, or a listing's (Match.Listing)
+	SurfaceNative                     // the native feed and its /api/v1/ API
+	SurfaceMCP                        // the MCP endpoint
+	SurfaceArtifact                   // a published artifact, found by its path
+	SurfaceCatalog                    // the web catalog's HTML pages (and their assets)
+	SurfaceRoot                       // the origin root: browsers are sent to the web catalog
+	SurfaceRevocations                // the revoked and withdrawn versions
 )
 
 // Route is one row of the URL space.
