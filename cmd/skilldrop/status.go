@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -54,6 +55,9 @@ type statusDoc struct {
 	Jobs       []catalog.Job     `json:"jobs"`
 	// Verify is the last `reindex --verify` (null: none yet).
 	Verify *catalog.Verify `json:"verify"`
+	// Gone are the versions taken out of service (revoked, or withdrawn by
+	// the content scan), oldest first.
+	Gone []catalog.GoneVersion `json:"gone"`
 }
 
 type catalogSummary struct {
@@ -88,6 +92,10 @@ type entrySummary struct {
 	ExternalURL string   `json:"externalUrl,omitempty"`
 	Listings    []string `json:"listings,omitempty"`
 	Contenders  []string `json:"contenders,omitempty"`
+	// Scan is the latest version's content scan (absent: never scanned).
+	Scan *scan.Result `json:"scan,omitempty"`
+	// Served is false for an entry none of whose versions is in service.
+	Served bool `json:"served"`
 }
 
 type rejectionStatus struct {
@@ -130,7 +138,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if errors.Is(err, store.ErrNotFound) {
 		if *asJSON {
 			out.json(statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{},
-				Warnings: []keyWarning{}, Jobs: []catalog.Job{}})
+				Warnings: []keyWarning{}, Jobs: []catalog.Job{}, Gone: []catalog.GoneVersion{}})
 		} else {
 			out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
 		}
@@ -171,7 +179,10 @@ func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) st
 		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
 			BucketConfig: c.Bucket, Held: []string{}},
 		Skills: entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
-		Warnings: []keyWarning{}, Jobs: s.Jobs, Verify: s.Verify,
+		Warnings: []keyWarning{}, Jobs: s.Jobs, Verify: s.Verify, Gone: slices.Clone(c.Gone),
+	}
+	if doc.Gone == nil {
+		doc.Gone = []catalog.GoneVersion{}
 	}
 	if doc.Jobs == nil {
 		doc.Jobs = []catalog.Job{}
@@ -199,13 +210,14 @@ func entries(list []*catalog.Entry, all bool) []entrySummary {
 			continue
 		}
 		typ := ""
+		var sc *scan.Result
 		if v := e.LatestVersion(); v != nil {
-			typ = string(v.Type)
+			typ, sc = string(v.Type), v.Scan
 		}
 		out = append(out, entrySummary{
 			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Type: typ, Visibility: string(e.Visibility),
 			Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
-			Listings: e.Listings, Contenders: e.Contenders,
+			Listings: e.Listings, Contenders: e.Contenders, Scan: sc, Served: e.Served(),
 		})
 	}
 	return out
@@ -336,11 +348,14 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 		out.printf("\n%s\n", title)
 		tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
-		_, _ = io.WriteString(tw, "  NAME\tLATEST\tTYPE\tVISIBILITY\tVERSIONS\tSOURCE\tNOTE\n")
+		_, _ = io.WriteString(tw, "  NAME\tLATEST\tTYPE\tVISIBILITY\tVERSIONS\tSCAN\tSOURCE\tNOTE\n")
+		var findings []string
 		for _, e := range list {
 			var notes []string
 			if e.Withdrawn {
 				notes = append(notes, "withdrawn")
+			} else if !e.Served {
+				notes = append(notes, "no version in service")
 			}
 			if e.ExternalURL != "" {
 				notes = append(notes, "external "+printable(e.ExternalURL))
@@ -351,10 +366,26 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 			if len(e.Contenders) > 0 {
 				notes = append(notes, "contenders "+strings.Join(quoteAll(e.Contenders), ","))
 			}
+			verdict := "-"
+			if e.Scan != nil {
+				verdict = string(e.Scan.Verdict)
+				for _, f := range e.Scan.Findings {
+					findings = append(findings, printable(e.ID)+" "+printable(e.Latest)+": "+findingLine(f))
+				}
+				for _, a := range e.Scan.Allowed {
+					findings = append(findings, printable(e.ID)+" "+printable(e.Latest)+": "+a.Rule+" allowed: "+oneLine(printable(a.Reason)))
+				}
+			}
 			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), e.Type, e.Visibility,
-				strconv.Itoa(e.Versions), printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
+				strconv.Itoa(e.Versions), verdict, printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
 		}
 		_ = tw.Flush()
+		if len(findings) > 0 {
+			out.printf("\n%s: scan findings of the latest versions\n", title)
+			for _, f := range findings {
+				out.printf("  %s\n", f)
+			}
+		}
 	}
 	table("skills", doc.Skills)
 	table("sub-agents", doc.Subagents)
@@ -369,6 +400,13 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 				_, _ = io.WriteString(tw, "  "+strings.Join([]string{r.Time.Format(time.RFC3339), r.State, printable(r.Key), r.Code, oneLine(r.Message)}, "\t")+"\n")
 			}
 			_ = tw.Flush()
+		}
+	}
+	if len(doc.Gone) > 0 {
+		out.printf("\nversions out of service (oldest first)\n")
+		for _, g := range doc.Gone {
+			out.printf("  %s %s %s %s %s: %s\n", g.At.UTC().Format(time.RFC3339), printable(g.ID()), printable(g.Version), g.Digest, g.Code,
+				oneLine(printable(g.Reason)))
 		}
 	}
 	renderVerify(out, doc.Verify)

@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/publish"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -32,7 +33,9 @@ func init() {
                                                    what the bucket serves: its SKILL.md alone, as a skill-md
   <name>/ holding agent.md (and no SKILL.md)       a sub-agent: its agent.md
   agent-skills.yaml                                the operator config
-The name a file or folder name implies must equal the frontmatter's (name_mismatch).
+The name a file or folder name implies must equal the frontmatter's (name_mismatch). Every artifact is scanned
+as the indexer scans it, under the default policy: what blocks is rejected (scan_blocked), other findings are
+warnings ("scan: <file>:<line>: <severity> <rule>: <message>"); skilldrop scan prints findings alone.
 
 Prints one line per argument: "ok <path> <name> <type> <digest>" (for agent-skills.yaml: "ok <path> - config <digest>")
 or "rejected <path> <code>: <message>"; warnings and notes on stderr. With --json, one JSON document instead
@@ -63,6 +66,9 @@ type validation struct {
 	Code     string   `json:"code,omitempty"`
 	Message  string   `json:"message,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Scan is the content scan under the default policy (the bucket's
+	// agent-skills.yaml may set another threshold and allow findings).
+	Scan *scan.Result `json:"scan,omitempty"`
 	// Publish is what `skilldrop publish` uploads instead, for a folder the
 	// bucket serves otherwise (a skill folder inside a bucket layout).
 	Publish *publishForm `json:"publish,omitempty"`
@@ -279,10 +285,19 @@ func validateAs(p, key string, data []byte, lim archive.Limits) validation {
 	if err != nil {
 		return rejected(p, err)
 	}
-	return validation{
-		Path: p, OK: true, Name: a.Name, Type: string(a.Type), Version: a.Version, Digest: a.Digest, Size: a.Size,
-		Key: key, Warnings: a.Warnings,
+	var pol scan.Policy
+	res := pol.Judge(a.Scan, nil)
+	if res.Verdict == scan.Block {
+		return validation{Path: p, Code: scan.CodeBlocked, Message: res.BlockedMessage(pol, a.Digest.String()), Scan: &res}
 	}
+	v := validation{
+		Path: p, OK: true, Name: a.Name, Type: string(a.Type), Version: a.Version, Digest: a.Digest, Size: a.Size,
+		Key: key, Warnings: a.Warnings, Scan: &res,
+	}
+	for _, f := range res.Findings {
+		v.Warnings = append(v.Warnings, "scan: "+findingLine(f))
+	}
+	return v
 }
 
 // validateConfig validates the operator config as the indexer will when it

@@ -202,7 +202,7 @@ const (
 	CodeCatalogFull = "catalog_full"
 	// CodeScanBlocked: the content scan found what the policy blocks (and
 	// agent-skills.yaml allows none of it for these bytes).
-	CodeScanBlocked = "scan_blocked"
+	CodeScanBlocked = scan.CodeBlocked
 )
 
 func sameDigest(a, b digest.Digest) bool {

@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -30,10 +29,8 @@ func (v *validated) judge(cfg *skillsconfig.Config, ce *skillsconfig.Entry, key,
 		v.Scan = &res
 		return nil
 	}
-	blocking := res.Blocking(pol)
-	return &rejection{Key: key, Code: CodeScanBlocked, Name: name, Digest: v.Digest, blocking: blocking,
-		Message: fmt.Sprintf("blocked by the content scan (%s): %s; to publish these bytes anyway, allow the rules for digest %s "+
-			"in the entry's allow list in agent-skills.yaml, with a reason", res.Engine, scan.Summary(blocking, 10), v.Digest)}
+	return &rejection{Key: key, Code: CodeScanBlocked, Name: name, Digest: v.Digest, blocking: res.Blocking(pol),
+		Message: res.BlockedMessage(pol, v.Digest.String())}
 }
 
 // targetOfKey is the entry a skill or sub-agent key claims.

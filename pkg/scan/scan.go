@@ -246,6 +246,16 @@ func (res Result) Blocking(p Policy) []Finding {
 	return out
 }
 
+// CodeBlocked is the stable rejection code of an upload the scan blocks.
+const CodeBlocked = "scan_blocked"
+
+// BlockedMessage says why res blocks the bytes with digest d under p, and
+// how an operator may publish them anyway.
+func (res Result) BlockedMessage(p Policy, d string) string {
+	return fmt.Sprintf("blocked by the content scan (%s): %s; to publish these bytes anyway, allow the rules for digest %s "+
+		"in the entry's allow list in agent-skills.yaml, with a reason", res.Engine, Summary(res.Blocking(p), 10), d)
+}
+
 // Summary is the findings for a message: "rule (file:line), …", at most
 // limit of them, then how many more.
 func Summary(fs []Finding, limit int) string {
