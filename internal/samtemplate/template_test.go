@@ -770,7 +770,8 @@ func TestQueueAlarms(t *testing.T) {
 }
 
 // TestDashboard: one dashboard names the stack's own metrics, queues,
-// functions and API, with rejections broken down by reason.
+// functions and API, with rejections broken down by reason and the content
+// scan's blocks and warnings by rule.
 func TestDashboard(t *testing.T) {
 	tpl := load(t)
 	ids := tpl.ResourcesOfType("AWS::CloudWatch::Dashboard")
@@ -830,6 +831,10 @@ func TestDashboard(t *testing.T) {
 		"${MetricNamespace} UploadRejected",
 		"${MetricNamespace} DigestMismatch",
 		`SEARCH('{"${MetricNamespace}",Reason} MetricName="UploadRejected"', 'Sum', 300)`,
+		"${MetricNamespace} ScanBlocked",
+		"${MetricNamespace} ScanWarned",
+		`SEARCH('{"${MetricNamespace}",Rule} MetricName="ScanBlocked"', 'Sum', 300)`,
+		`SEARCH('{"${MetricNamespace}",Rule} MetricName="ScanWarned"', 'Sum', 300)`,
 		"AWS/SQS ApproximateAgeOfOldestMessage QueueName=${" + queue + ".QueueName}",
 		"AWS/SQS ApproximateNumberOfMessagesVisible QueueName=${" + queue + ".QueueName}",
 		"AWS/SQS ApproximateNumberOfMessagesVisible QueueName=${" + failed + ".QueueName}",
