@@ -87,7 +87,7 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 		"skills/beta/SKILL.md":              beta,
 		"skills/beta/notes.txt":             "beside",
 		"skills/wrong.md":                   skillDoc("other"),
-		"agent-skills.yaml": config,
+		"agent-skills.yaml":                 config,
 	})
 	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
