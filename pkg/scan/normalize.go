@@ -66,12 +66,12 @@ func normalize(data []byte) (*view, invisible) {
 		b := data[i]
 		if b < utf8.RuneSelf {
 			zeroRun = 0
-			switch {
-			case b == '\n':
+			switch b {
+			case '\n':
 				out = joinOrBreak(out, lineStart)
 				lineStart = len(out)
 				v.lines = append(v.lines, len(out))
-			case b == ' ' || b == '\t':
+			case ' ', '\t':
 				// Runs of blanks read as one space, as keywords spell them.
 				if len(out) == lineStart || out[len(out)-1] != ' ' {
 					out = append(out, ' ')
