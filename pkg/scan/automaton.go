@@ -8,9 +8,12 @@ package scan
 type automaton struct {
 	class   [256]uint8 // byte → class; 0 is every byte no keyword holds
 	classes int
-	next    []uint16 // next[state*classes+class]
-	out     [][]int  // out[state]: the keywords ending there
-	lens    []int    // lens[k]: the length of keyword k
+	// next[s+class] is the state after s, states numbered by the offset
+	// of their row (state × classes) shifted left once, the low bit set
+	// when a keyword ends there: a step is one addition and one load.
+	next []uint32
+	out  [][]int // out[state]: the keywords ending there
+	lens []int // lens[k]: the length of keyword k
 }
 
 var lower = func() (t [256]byte) {
@@ -61,17 +64,14 @@ func newAutomaton(words []string) *automaton {
 		}
 		a.out[s] = append(a.out[s], k)
 	}
-	if len(trie) > 1<<16 {
-		panic("scan: too many keyword states")
-	}
 	// Breadth first: failure links, merged outputs, full transitions.
 	n := len(trie)
-	a.next = make([]uint16, n*nc)
+	next := make([]int32, n*nc)
 	fail := make([]int32, n)
 	queue := make([]int32, 0, n)
 	for c := 1; c < nc; c++ {
 		if t := trie[0][c]; t >= 0 {
-			a.next[c] = uint16(t)
+			next[c] = t
 			queue = append(queue, t)
 		}
 	}
@@ -82,12 +82,19 @@ func newAutomaton(words []string) *automaton {
 		for c := 0; c < nc; c++ {
 			t := trie[s][c]
 			if t < 0 || c == 0 {
-				a.next[int(s)*nc+c] = a.next[int(fail[s])*nc+c]
+				next[int(s)*nc+c] = next[int(fail[s])*nc+c]
 				continue
 			}
-			fail[t] = int32(a.next[int(fail[s])*nc+c])
-			a.next[int(s)*nc+c] = uint16(t)
+			fail[t] = next[int(fail[s])*nc+c]
+			next[int(s)*nc+c] = t
 			queue = append(queue, t)
+		}
+	}
+	a.next = make([]uint32, len(next))
+	for i, t := range next {
+		a.next[i] = uint32(int(t)*nc) << 1
+		if len(a.out[t]) > 0 {
+			a.next[i] |= 1
 		}
 	}
 	return a
@@ -96,11 +103,13 @@ func newAutomaton(words []string) *automaton {
 // find calls hit(k, end) for every occurrence of keyword k ending at
 // offset end (exclusive) of text.
 func (a *automaton) find(text []byte, hit func(k, end int)) {
-	s, nc := 0, a.classes
-	for i := 0; i < len(text); i++ {
-		s = int(a.next[s*nc+int(a.class[text[i]])])
-		if s != 0 {
-			for _, k := range a.out[s] {
+	var s uint32
+	next, class := a.next, &a.class
+	for i, b := range text {
+		v := next[s+uint32(class[b])]
+		s = v >> 1
+		if v&1 != 0 {
+			for _, k := range a.out[s/uint32(a.classes)] {
 				hit(k, i+1)
 			}
 		}
