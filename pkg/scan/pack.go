@@ -43,6 +43,7 @@ type Rule struct {
 	severity string
 	valid    func(text []byte, start, end int) bool
 	index    int
+	requires [][]byte
 }
 
 // escapes are a pattern's escapes, whose letters say nothing of its case.
@@ -323,6 +324,9 @@ func (p *Pack) add(r *Rule) error {
 		}
 		if _, err := regexp.Compile(r.Pattern); err != nil {
 			return err
+		}
+		for _, w := range r.Requires {
+			r.requires = append(r.requires, []byte(w))
 		}
 		if r.Validator != "" {
 			if r.valid = validators[r.Validator]; r.valid == nil {

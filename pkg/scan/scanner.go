@@ -241,7 +241,7 @@ func (s *scanner) patterns(v *view, out emit) {
 			if r.Case == "sensitive" {
 				text = t
 			}
-			if len(r.Requires) > 0 && !containsAny(text[start:we], r.Requires) {
+			if len(r.requires) > 0 && !containsAny(text[start:we], r.requires) {
 				continue
 			}
 			loc := m.re.FindIndex(text[start:we])
@@ -254,9 +254,9 @@ func (s *scanner) patterns(v *view, out emit) {
 	})
 }
 
-func containsAny(b []byte, words []string) bool {
+func containsAny(b []byte, words [][]byte) bool {
 	for _, w := range words {
-		if bytes.Contains(b, []byte(w)) {
+		if bytes.Contains(b, w) {
 			return true
 		}
 	}
