@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -99,19 +100,15 @@ type goneChange struct {
 	blocking     []string
 }
 
-func scanSummary(r rejection) string {
-	return fmt.Sprintf("%d finding(s): %s", len(r.blocking), ruleList(rulesOf(r.blocking)))
+// change is g as a Result lists it.
+func (g goneChange) change() Change {
+	ch := g.Change
+	ch.Gone = &catalog.Gone{Code: g.code, Reason: g.reason}
+	return ch
 }
 
-func ruleList(rules []string) string {
-	out := ""
-	for i, r := range rules {
-		if i > 0 {
-			out += ", "
-		}
-		out += r
-	}
-	return out
+func scanSummary(r rejection) string {
+	return fmt.Sprintf("%d finding(s): %s", len(r.blocking), strings.Join(rulesOf(r.blocking), ", "))
 }
 
 // goneEntry finds the entry and version a gone record names (nil when

@@ -124,9 +124,7 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 		res.Revision = c.Revision
 	}
 	for _, g := range rec.gone {
-		ch := g.Change
-		ch.Gone = &catalog.Gone{Code: g.code, Reason: g.reason}
-		res.Gone = append(res.Gone, ch)
+		res.Gone = append(res.Gone, g.change())
 	}
 	ix.auditGone(ctx, rec)
 	ix.log.InfoContext(ctx, "rescanned", "engine", engine, "versions", len(todo)-failed, "pending", pending-len(todo)+failed,

@@ -40,9 +40,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 	res.Published = append(res.Published, d.published...)
 	res.Withdrawn = append(res.Withdrawn, d.withdrawn...)
 	for _, g := range d.gone {
-		ch := g.Change
-		ch.Gone = &catalog.Gone{Code: g.code, Reason: g.reason}
-		res.Gone = append(res.Gone, ch)
+		res.Gone = append(res.Gone, g.change())
 		r.gone = append(r.gone, g)
 	}
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
