@@ -13,7 +13,7 @@ type automaton struct {
 	// when a keyword ends there: a step is one addition and one load.
 	next []uint32
 	out  [][]int // out[state]: the keywords ending there
-	lens []int // lens[k]: the length of keyword k
+	lens []int   // lens[k]: the length of keyword k
 }
 
 var lower = func() (t [256]byte) {
