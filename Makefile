@@ -31,7 +31,7 @@ export AWS_EC2_METADATA_DISABLED := true
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 # Fuzz targets run briefly by `make test` (package:target).
-FUZZ_TARGETS := pkg/digest:FuzzParse pkg/skillmd:FuzzParseSkill pkg/archive:FuzzZip pkg/archive:FuzzTarGz pkg/artifact:FuzzParseKey pkg/indexer:FuzzDecodePayload pkg/search:FuzzIndexAnswersAsTheLinearRanking pkg/lambdahttp:FuzzEnvelopeIsTheTypedResponse
+FUZZ_TARGETS := pkg/digest:FuzzParse pkg/scan:FuzzScan pkg/skillmd:FuzzParseSkill pkg/archive:FuzzZip pkg/archive:FuzzTarGz pkg/artifact:FuzzParseKey pkg/indexer:FuzzDecodePayload pkg/search:FuzzIndexAnswersAsTheLinearRanking pkg/lambdahttp:FuzzEnvelopeIsTheTypedResponse
 
 .PHONY: help
 help: ## list the targets
