@@ -286,3 +286,19 @@ func TestRescan(t *testing.T) {
 		t.Errorf("a second rescan: %v, %s, revision %d → %d", err, dump(res), rev, e.catalog().Revision)
 	}
 }
+
+// TestValidateScans: the check skilldrop publish runs before uploading
+// refuses what the indexer would block, under the bucket's policy and
+// allows.
+func TestValidateScans(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.ix.Validate(context.Background(), "skills/fetcher.md", blockedDoc)
+	if code, _ := rejectionOf(err, "skills/fetcher.md"); code != CodeScanBlocked {
+		t.Fatalf("validate: %v, want scan_blocked", err)
+	}
+	e.drop("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: fetcher\n    allow:\n      - digest: "+digest.Of(blockedDoc).String()+
+		"\n        rules: [download-exec.pipe-to-shell]\n        reason: reviewed\n"))
+	if _, err := e.ix.Validate(context.Background(), "skills/fetcher.md", blockedDoc); err != nil {
+		t.Errorf("allowed bytes: %v", err)
+	}
+}
