@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/server"
@@ -448,6 +449,24 @@ func writeCorpus(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	write("skills/xss-archive.zip", zb.Bytes())
+	// The content scan blocks the corpus's bidi overrides: the fixture's
+	// config allows them for these very bytes, as an operator would, so
+	// that the pages can be shown to render them inert.
+	allow := func(name, data string) string {
+		return "  - name: " + name + "\n    allow:\n      - digest: " + digest.Of([]byte(data)).String() +
+			"\n        rules: [hidden-text.bidi-control]\n        reason: the browser tier's hostile corpus, which must render inert\n"
+	}
+	cfgPath := filepath.Join(dir, "agent-skills.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(string(cfg), "\nskills:\n", "\nskills:\n"+allow("xss-markdown", doc("xss-markdown"))+allow("xss-archive", zb.String()), 1)
+	c = strings.Replace(c, "\nsubagents:\n", "\nsubagents:\n"+allow("xss-agent", doc("xss-agent")), 1)
+	if c == string(cfg) {
+		t.Fatal("the example config has no skills: or subagents: list to add the corpus's allows to")
+	}
+	write("agent-skills.yaml", []byte(c))
 }
 
 // TestHostileSkillsNeverRunInThePage opens every page the corpus reaches,
