@@ -2,11 +2,12 @@ package archive
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/skilldrop/skilldrop/pkg/safetext"
 )
 
 // rootName is the cleaned name of an archive's root directory entry ("./").
@@ -126,7 +127,7 @@ func checkChars(s string) *Error {
 			return fail(CodeInvalidName, s, "':' is not allowed")
 		case r < utf8.RuneSelf && strings.IndexByte(windowsReserved, byte(r)) >= 0:
 			return fail(CodeInvalidName, s, "%q is not allowed: Windows refuses it in names", r)
-		case r >= utf8.RuneSelf && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)):
+		case safetext.Invisible(r):
 			// Invisible, and ignored by some file systems and by people:
 			// "SKILL\u200b.md" looks like SKILL.md, U+202E reverses what follows.
 			return fail(CodeInvalidName, s, "the invisible character %U at byte %d is not allowed", r, i)

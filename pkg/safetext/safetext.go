@@ -15,6 +15,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -25,6 +26,23 @@ import (
 // spaces other than U+0020, unassigned and private-use code points) except
 // the ASCII space.
 func Unsafe(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
+
+// Invisible reports whether r shows as nothing, or changes how what
+// follows it shows: a format character (bidi embeddings, overrides and
+// isolates such as U+202E, zero-width spaces and joiners, the byte order
+// mark, tag characters) or another default-ignorable code point. Names
+// refuse them, and so does prose a person picks from (descriptions).
+func Invisible(r rune) bool {
+	return r >= utf8.RuneSelf && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r))
+}
+
+// Control reports whether r is a control character other than the tab and
+// the line feed prose may hold: the other C0 controls (a carriage return
+// rewrites a terminal line), DEL, the C1 controls (U+009B starts a terminal
+// control sequence), and the line and paragraph separators.
+func Control(r rune) bool {
+	return (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029
+}
 
 // Token returns s as it is when it prints as one plain word, else quoted in
 // Go syntax with every unsafe character escaped: for values written among

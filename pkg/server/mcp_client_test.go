@@ -260,7 +260,7 @@ func mcpBucket(t testing.TB) store.Store {
 	}
 	return indexed(t, map[string]string{
 		"skills/code-review.zip": string(skilltest.Zip(t, map[string]string{
-			"SKILL.md":                "---\nname: code-review\ndescription: Review a change <carefully> & \"well\".\nlicense: MIT\nallowed-tools: [Read, Grep]\nmetadata:\n  version: \"2.1\"\n  owner: platform\n---\n# Code review\n\nSee `references/checklist.md`.\n",
+			"SKILL.md":                "---\nname: code-review\ndescription: Review a change (1 < 2 > 0) & \"well\".\nlicense: MIT\nallowed-tools: [Read, Grep]\nmetadata:\n  version: \"2.1\"\n  owner: platform\n---\n# Code review\n\nSee `references/checklist.md`.\n",
 			"references/checklist.md": "# Checklist\n\n- Tests <pass> & \"lint\" is clean\u2028\n",
 			"references/read me.md":   "spaces in names\n",
 			"references/über.md":      "non-ASCII names\n",

@@ -180,7 +180,7 @@ func TestMCPEntries(t *testing.T) {
 	}
 
 	c.result("skills/get", map[string]any{"uri": "skill://code-review/SKILL.md"}, &got)
-	if !sameJSON(t, got.Skill.Frontmatter, `{"name":"code-review","description":"Review a change <carefully> & \"well\".","license":"MIT","allowed-tools":["Read","Grep"],"metadata":{"version":"2.1","owner":"platform"}}`) {
+	if !sameJSON(t, got.Skill.Frontmatter, `{"name":"code-review","description":"Review a change (1 < 2 > 0) & \"well\".","license":"MIT","allowed-tools":["Read","Grep"],"metadata":{"version":"2.1","owner":"platform"}}`) {
 		t.Errorf("frontmatter %s", got.Skill.Frontmatter)
 	}
 	var uris []string

@@ -256,7 +256,7 @@ type head struct {
 // order: the keys both documents share into a head, every other one
 // through other (a document's own keys, and its warning for an unknown
 // one). The first error in document order is returned. Then it requires a
-// valid name and a description of 1 to MaxDescriptionLen characters, in
+// valid name and a plain-text description (ValidateDescription), in
 // that order, and returns the body.
 func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
 	front, body, err := split(doc)
@@ -296,7 +296,7 @@ func parseHead(doc []byte, other func(field) error) (head, []byte, error) {
 	if !seen["description"] {
 		return head{}, nil, fail(CodeInvalidFrontmatter, "description", "is required")
 	}
-	if err := checkLen("description", h.description, 1, MaxDescriptionLen); err != nil {
+	if err := ValidateDescription(h.description); err != nil {
 		return head{}, nil, err
 	}
 	if h.frontmatter, err = frontmatterJSON(fields); err != nil {

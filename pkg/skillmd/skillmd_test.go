@@ -2,6 +2,7 @@ package skillmd
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -214,5 +215,63 @@ func TestRouteNamesAreReserved(t *testing.T) {
 	var e *Error
 	if err := ValidateVersion(routes.Latest); !errors.As(err, &e) || e.Code != CodeReservedVersion {
 		t.Errorf("ValidateVersion(%q) = %v, want %s", routes.Latest, err, CodeReservedVersion)
+	}
+}
+
+// TestDescriptionIsPlainText: what names refuse (invisible and control
+// characters) and markup are refused in a description, in SKILL.md and
+// agent.md alike; prose with line breaks, tabs, accents, emoji and a bare
+// comparison is not.
+func TestDescriptionIsPlainText(t *testing.T) {
+	for _, tt := range []struct {
+		name, desc string
+		ok         bool
+	}{
+		{"prose", "Fills PDF forms; use when a user asks for one.", true},
+		{"line breaks and tabs", "First line.\nSecond\tline.\n", true},
+		{"accents, emoji, a non-breaking space", "Résumé des règles\u00a0: déployer 🚀", true},
+		{"a bare comparison", "Use when size < 4 MiB or 2<3.", true},
+		{"right-to-left override", "Safe skill \u202egnp.exe", false},
+		{"left-to-right isolate", "a\u2066b", false},
+		{"zero-width space", "pdf\u200btools", false},
+		{"zero-width joiner", "a\u200db", false},
+		{"byte order mark", "\ufeffHi", false},
+		{"tag character", "Hi\U000e0041", false},
+		{"soft hyphen", "in\u00advisible", false},
+		{"escape", "red \x1b[31m text", false},
+		{"carriage return", "shown\roverwritten", false},
+		{"C1 control", "a\u009bb", false},
+		{"line separator", "a\u2028b", false},
+		{"DEL", "a\x7fb", false},
+		{"tag", "Click <img src=x onerror=alert(1)>", false},
+		{"closing tag", "text</description>", false},
+		{"comment", "a <!-- hidden --> b", false},
+		{"processing instruction", "<?xml version='1.0'?>", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			quoted := strconv.Quote(tt.desc) // a YAML double-quoted scalar reads Go's escapes back
+			for kind, parse := range map[string]func([]byte) error{
+				"SKILL.md": func(b []byte) error { _, err := ParseSkill(b); return err },
+				"agent.md": func(b []byte) error { _, err := ParseAgent(b); return err },
+			} {
+				err := parse(doc("name: a\ndescription: "+quoted+"\n", "Body.\n"))
+				if tt.ok != (err == nil) {
+					t.Fatalf("%s: %v, want ok=%v", kind, err, tt.ok)
+				}
+				if e, ok := AsError(err); err != nil && (!ok || e.Field != "description" || e.Code != CodeInvalidFrontmatter) {
+					t.Fatalf("%s: %v, want an invalid_frontmatter of description", kind, err)
+				}
+			}
+			if err := ValidateDescription(tt.desc); tt.ok != (err == nil) {
+				t.Fatalf("ValidateDescription: %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+	err := ValidateDescription("Safe \u202eexe")
+	if err == nil || !strings.Contains(err.Error(), "U+202E at character 6") {
+		t.Errorf("the message does not name the character and where it is: %v", err)
+	}
+	if err := ValidateDescription("a <script>x</script>"); err == nil || !strings.Contains(err.Error(), `"<script>" at character 3`) {
+		t.Errorf("the message does not quote the markup: %v", err)
 	}
 }
