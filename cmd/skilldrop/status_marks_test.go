@@ -163,7 +163,7 @@ func TestReindexCarriesTheConfigSuggestionAndReadableSizes(t *testing.T) {
 	// big drop would not be judged at all.
 	withConfig, withDrop := t.TempDir(), t.TempDir()
 	skilltest.WriteFiles(t, withConfig, map[string]string{
-		"agent-skills.yaml": "skills:\n  - name: a\n    visibilty: authenticated\n",
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: a\n    visibilty: authenticated\n",
 	})
 	big := bytes.Repeat([]byte("x"), 5<<20)
 	if err := os.MkdirAll(filepath.Join(withDrop, "skills"), 0o755); err != nil {
@@ -173,7 +173,7 @@ func TestReindexCarriesTheConfigSuggestionAndReadableSizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for bucket, want := range map[string]string{
-		withConfig: `rejected agent-skills.yaml invalid_config: YAML: line 3: unknown key "visibilty" in an entry (did you mean "visibility"?)`,
+		withConfig: `rejected agent-skills.yaml invalid_config: YAML: line 4: unknown key "visibilty" in an entry (did you mean "visibility"?)`,
 		withDrop:   "rejected skills/big.md artifact_too_large: skills/big.md is larger than max_artifact_bytes: 5 MiB > 4 MiB",
 	} {
 		_, out, errOut := runCLI("reindex", "--dir", bucket)

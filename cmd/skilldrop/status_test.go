@@ -19,7 +19,7 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 		"skills/beta/notes.txt":     "beside",
 		"skills/wrong.md":           skilltest.SkillMD("other", "1", "Mismatch."),
 		"subagents/reviewer.md":     "---\nname: reviewer\ndescription: Reviews.\n---\nYou review.\n",
-		"agent-skills.yaml":         "skills:\n  - name: alpha\n    visibility: authenticated\n",
+		"agent-skills.yaml":         "version: 1\nskills:\n  - name: alpha\n    visibility: authenticated\n",
 		"listings/l/skills/solo.md": skilltest.SkillMD("solo", "1", "Solo."),
 	})
 	code, out, errOut := runCLI("reindex", "--dir", bucket)

@@ -138,8 +138,8 @@ func TestValidateTheConfig(t *testing.T) {
 	dir := t.TempDir()
 	skilltest.WriteFiles(t, dir, map[string]string{
 		"good/agent-skills.yaml": good,
-		"typo/agent-skills.yaml": "skills:\n  - name: a\n    visibilty: authenticated\n",
-		"bad/agent-skills.yaml":  "skills:\n  - name: a\n    url: /manifest.json\n",
+		"typo/agent-skills.yaml": "version: 1\nskills:\n  - name: a\n    visibilty: authenticated\n",
+		"bad/agent-skills.yaml":  "version: 1\nskills:\n  - name: a\n    url: /manifest.json\n",
 	})
 	p := func(name string) string { return filepath.Join(dir, filepath.FromSlash(name)) }
 	for _, tt := range []struct {
@@ -147,7 +147,7 @@ func TestValidateTheConfig(t *testing.T) {
 		code       int
 	}{
 		{"good/agent-skills.yaml", "ok " + p("good/agent-skills.yaml") + " - config " + digest.Of([]byte(good)).String() + "\n", exitOK},
-		{"typo/agent-skills.yaml", "rejected " + p("typo/agent-skills.yaml") + ` invalid_config: YAML: line 3: unknown key "visibilty" in an entry (did you mean "visibility"?)` + "\n", exitFailure},
+		{"typo/agent-skills.yaml", "rejected " + p("typo/agent-skills.yaml") + ` invalid_config: YAML: line 4: unknown key "visibilty" in an entry (did you mean "visibility"?)` + "\n", exitFailure},
 		{"bad/agent-skills.yaml", "rejected " + p("bad/agent-skills.yaml") + " invalid_config: skills[0].url: /manifest.json collides with the native manifest\n", exitFailure},
 	} {
 		code, out, errOut := runCLI("validate", p(tt.path))

@@ -12,6 +12,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -70,6 +71,12 @@ type Catalog struct {
 	Listings  map[string]*Listing
 	// Config is the agent-skills.yaml in force: the last valid one.
 	Config *ConfigState
+	// DefaultVisibility is the deployment's default visibility, as its
+	// indexer was configured (the template's DefaultVisibility): what an
+	// entry gets when agent-skills.yaml sets neither its visibility nor a
+	// default_visibility. "" is Public. Recorded so that every writer (a
+	// workstation's re-index too) applies the deployment's.
+	DefaultVisibility Visibility
 	// Bucket is what the bucket held at agent-skills.yaml when the indexer
 	// last looked and found something other than the config in force (nil:
 	// the same). While it is set, publications are held (Source.Held).
@@ -376,6 +383,24 @@ func (e *Entry) EffectiveDescription() string {
 		return v.Description
 	}
 	return ""
+}
+
+// OrPublic is v, or Public when v is unset.
+func (v Visibility) OrPublic() Visibility {
+	if v == "" {
+		return Public
+	}
+	return v
+}
+
+// ParseVisibility reads a visibility as an operator writes it: public or
+// authenticated ("" is unset).
+func ParseVisibility(s string) (Visibility, error) {
+	switch v := Visibility(s); v {
+	case "", Public, Authenticated:
+		return v, nil
+	}
+	return "", fmt.Errorf("visibility %q: want public or authenticated", s)
 }
 
 // VisibleTo reports whether a caller sees the entry.

@@ -55,12 +55,12 @@ func TestOrderClaims(t *testing.T) {
 }
 
 func TestApplyRefusesAPlanForAnotherConfig(t *testing.T) {
-	cfg, err := skillsconfig.Parse([]byte("skills:\n  - name: x\n    visibility: authenticated\n"))
+	cfg, err := skillsconfig.Parse([]byte("version: 1\nskills:\n  - name: x\n    visibility: authenticated\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := catalog.New()
-	c.Config = &catalog.ConfigState{Digest: cfg.Digest, YAML: "skills:\n  - name: x\n    visibility: authenticated\n"}
+	c.Config = &catalog.ConfigState{Digest: cfg.Digest, YAML: "version: 1\nskills:\n  - name: x\n    visibility: authenticated\n"}
 	// Prepared when no config was in force; the catalog has one now.
 	if _, err := apply(c, &plan{candidates: map[target]bool{}}); !errors.Is(err, errReprepare) {
 		t.Fatalf("err = %v, want errReprepare", err)
@@ -85,14 +85,14 @@ func TestConflicts(t *testing.T) {
 		name, yaml string
 		conflict   bool
 	}{
-		{"overrides only", "skills:\n  - name: x\n    visibility: authenticated\n", false},
-		{"moving x onto y's path", "skills:\n  - name: x\n    url: /skills/y.md\n", true},
-		{"swapping x and y's paths", "skills:\n  - name: x\n    url: /skills/y.md\n  - name: y\n    url: /skills/x.md\n", false},
-		{"defining a dropped name", "skills:\n  - name: y\n    body: |\n      ---\n      name: y\n      description: d\n      ---\n", true},
-		{"defining a new name at a free path", "skills:\n  - name: n\n    body: |\n      ---\n      name: n\n      description: d\n      ---\n", false},
-		{"defining a new name at a taken path", "skills:\n  - name: n\n    url: /skills/x.md\n    body: |\n      ---\n      name: n\n      description: d\n      ---\n", true},
-		{"referencing a name a listing publishes itself", "listings:\n  l:\n    skills:\n      - name: z\n", true},
-		{"referencing a top-level name", "listings:\n  l:\n    skills:\n      - name: x\n", false},
+		{"overrides only", "version: 1\nskills:\n  - name: x\n    visibility: authenticated\n", false},
+		{"moving x onto y's path", "version: 1\nskills:\n  - name: x\n    url: /skills/y.md\n", true},
+		{"swapping x and y's paths", "version: 1\nskills:\n  - name: x\n    url: /skills/y.md\n  - name: y\n    url: /skills/x.md\n", false},
+		{"defining a dropped name", "version: 1\nskills:\n  - name: y\n    body: |\n      ---\n      name: y\n      description: d\n      ---\n", true},
+		{"defining a new name at a free path", "version: 1\nskills:\n  - name: n\n    body: |\n      ---\n      name: n\n      description: d\n      ---\n", false},
+		{"defining a new name at a taken path", "version: 1\nskills:\n  - name: n\n    url: /skills/x.md\n    body: |\n      ---\n      name: n\n      description: d\n      ---\n", true},
+		{"referencing a name a listing publishes itself", "version: 1\nlistings:\n  l:\n    skills:\n      - name: z\n", true},
+		{"referencing a top-level name", "version: 1\nlistings:\n  l:\n    skills:\n      - name: x\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

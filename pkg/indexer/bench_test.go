@@ -104,8 +104,8 @@ func BenchmarkRedeliveredArchive1000(b *testing.B) {
 // whose entry claims an older drop's path (a second pass decides it).
 func BenchmarkRebuildWithConfig(b *testing.B) {
 	for _, bc := range []struct{ name, config string }{
-		{"settings only", "skills:\n  - name: s000\n    visibility: authenticated\n"},
-		{"collides with an older drop", "skills:\n  - name: evil\n    url: /skills/s000.md\n    body: |\n" + indent(skillDoc("evil", "1", "Evil."))},
+		{"settings only", "version: 1\nskills:\n  - name: s000\n    visibility: authenticated\n"},
+		{"collides with an older drop", "version: 1\nskills:\n  - name: evil\n    url: /skills/s000.md\n    body: |\n" + indent(skillDoc("evil", "1", "Evil."))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			e := newEnv(b)

@@ -104,7 +104,7 @@ func TestConfigDropCollisionOlderObjectWins(t *testing.T) {
 			name:   "the config defines a name a drop publishes",
 			drop:   secret,
 			body:   skillDoc("internal-rotate-secret", "3", "Rotate a credential."),
-			config: "skills:\n  - name: internal-rotate-secret\n    body: |\n" + indent(skillDoc("internal-rotate-secret", "9", "The config's own.")),
+			config: "version: 1\nskills:\n  - name: internal-rotate-secret\n    body: |\n" + indent(skillDoc("internal-rotate-secret", "9", "The config's own.")),
 			code:   CodeNameConflict,
 		},
 		{
@@ -112,14 +112,14 @@ func TestConfigDropCollisionOlderObjectWins(t *testing.T) {
 			before: map[string][]byte{"files/evil.md": skillDoc("evil", "1", "Evil.")},
 			drop:   secret,
 			body:   skillDoc("internal-rotate-secret", "3", "Rotate a credential."),
-			config: "skills:\n  - name: evil\n    type: skill-md\n    path: files/evil.md\n    url: /" + secret + "\n",
+			config: "version: 1\nskills:\n  - name: evil\n    type: skill-md\n    path: files/evil.md\n    url: /" + secret + "\n",
 			code:   CodePathConflict,
 		},
 		{
 			name:   "the config includes by name a skill a listing drop publishes",
 			drop:   "listings/partner-a/skills/shared.md",
 			body:   skillDoc("shared", "1", "Only in partner-a."),
-			config: "listings:\n  partner-a:\n    skills:\n      - name: shared\n",
+			config: "version: 1\nlistings:\n  partner-a:\n    skills:\n      - name: shared\n",
 			code:   CodeNameConflict,
 		},
 		{
@@ -127,7 +127,7 @@ func TestConfigDropCollisionOlderObjectWins(t *testing.T) {
 			before: map[string][]byte{"skills/x.md": skillDoc("x", "1", "X.")},
 			drop:   "skills/y.md",
 			body:   skillDoc("y", "1", "Y."),
-			config: "skills:\n  - name: x\n    url: /skills/y.md\n",
+			config: "version: 1\nskills:\n  - name: x\n    url: /skills/y.md\n",
 			code:   CodePathConflict,
 		},
 	}
@@ -224,17 +224,17 @@ func TestMayCollide(t *testing.T) {
 		at   time.Time
 		want bool
 	}{
-		{"an older drop of a name the config defines", "skills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", older, true},
-		{"a newer drop of a name the config defines", "skills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", newer, false},
-		{"a drop in the same second, listed to the millisecond", "skills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", written.Add(400 * time.Millisecond), true},
-		{"an older sub-agent the config defines", "subagents:\n  - name: a\n" + strings.ReplaceAll(body, "%s", "a"), "subagents/a/agent.md", older, true},
-		{"an older drop served at a config entry's url", "skills:\n  - name: n\n    url: /skills/y.md\n" + strings.ReplaceAll(body, "%s", "n"), "skills/y.md", older, true},
-		{"an older listing drop of a name the listing includes", "listings:\n  l:\n    skills:\n      - name: z\n", "listings/l/skills/z.md", older, true},
-		{"an older drop the config moves", "skills:\n  - name: x\n    url: /docs/x.md\n", "skills/x.zip", older, true},
-		{"an older drop served where the config moves another", "skills:\n  - name: x\n    url: /skills/y.md\n", "skills/y.md", older, true},
-		{"an older drop the config only describes", "skills:\n  - name: x\n    visibility: authenticated\n    description: D.\n", "skills/x.md", older, false},
-		{"an older drop of another name", "skills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/y.md", older, false},
-		{"an older top-level drop of a name a listing includes", "listings:\n  l:\n    skills:\n      - name: z\n", "skills/z.md", older, false},
+		{"an older drop of a name the config defines", "version: 1\nskills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", older, true},
+		{"a newer drop of a name the config defines", "version: 1\nskills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", newer, false},
+		{"a drop in the same second, listed to the millisecond", "version: 1\nskills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/x.md", written.Add(400 * time.Millisecond), true},
+		{"an older sub-agent the config defines", "version: 1\nsubagents:\n  - name: a\n" + strings.ReplaceAll(body, "%s", "a"), "subagents/a/agent.md", older, true},
+		{"an older drop served at a config entry's url", "version: 1\nskills:\n  - name: n\n    url: /skills/y.md\n" + strings.ReplaceAll(body, "%s", "n"), "skills/y.md", older, true},
+		{"an older listing drop of a name the listing includes", "version: 1\nlistings:\n  l:\n    skills:\n      - name: z\n", "listings/l/skills/z.md", older, true},
+		{"an older drop the config moves", "version: 1\nskills:\n  - name: x\n    url: /docs/x.md\n", "skills/x.zip", older, true},
+		{"an older drop served where the config moves another", "version: 1\nskills:\n  - name: x\n    url: /skills/y.md\n", "skills/y.md", older, true},
+		{"an older drop the config only describes", "version: 1\nskills:\n  - name: x\n    visibility: authenticated\n    description: D.\n", "skills/x.md", older, false},
+		{"an older drop of another name", "version: 1\nskills:\n  - name: x\n" + strings.ReplaceAll(body, "%s", "x"), "skills/y.md", older, false},
+		{"an older top-level drop of a name a listing includes", "version: 1\nlistings:\n  l:\n    skills:\n      - name: z\n", "skills/z.md", older, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

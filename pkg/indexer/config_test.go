@@ -183,7 +183,7 @@ subagents:
 
 func testConfigEntryMustNameItsBytes(t *testing.T, mk envMaker) {
 	e := mk(t)
-	res := e.config("skills:\n  - name: inline\n    body: |\n" + indent(skillDoc("other", "1", "Mismatch.")))
+	res := e.config("version: 1\nskills:\n  - name: inline\n    body: |\n" + indent(skillDoc("other", "1", "Mismatch.")))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{"name_mismatch"}) {
 		t.Fatalf("codes %v, want name_mismatch", got)
 	}
@@ -193,17 +193,17 @@ func testConfigEntryMustNameItsBytes(t *testing.T, mk envMaker) {
 }
 
 func testInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T, mk envMaker) {
-	good := "skills:\n  - name: x\n    visibility: authenticated\n"
+	good := "version: 1\nskills:\n  - name: x\n    visibility: authenticated\n"
 	tests := []struct {
 		name string
 		yaml string
 	}{
 		{"a YAML error", "skills: [\n"},
-		{"an unknown key", "skills:\n  - name: x\n    colour: red\n"},
-		{"a duplicate name", "skills:\n  - name: x\n  - name: x\n"},
-		{"a reserved route", "skills:\n  - name: x\n    url: /manifest.json\n"},
-		{"a url another live entry is served at", "skills:\n  - name: x\n    url: /skills/y.md\n"},
-		{"an entry defining a name a drop publishes", "skills:\n  - name: y\n    body: |\n" + indent(skillDoc("y", "9", "Config y."))},
+		{"an unknown key", "version: 1\nskills:\n  - name: x\n    colour: red\n"},
+		{"a duplicate name", "version: 1\nskills:\n  - name: x\n  - name: x\n"},
+		{"a reserved route", "version: 1\nskills:\n  - name: x\n    url: /manifest.json\n"},
+		{"a url another live entry is served at", "version: 1\nskills:\n  - name: x\n    url: /skills/y.md\n"},
+		{"an entry defining a name a drop publishes", "version: 1\nskills:\n  - name: y\n    body: |\n" + indent(skillDoc("y", "9", "Config y."))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,13 +241,13 @@ func testInvalidConfigIsRejectedWholeAndThePreviousStays(t *testing.T, mk envMak
 
 func testConfigChangeReevaluatesWhatItTouches(t *testing.T, mk envMaker) {
 	e := mk(t)
-	e.config("skills:\n  - name: x\n    body: |\n" + indent(skillDoc("x", "1", "Config x.")))
+	e.config("version: 1\nskills:\n  - name: x\n    body: |\n" + indent(skillDoc("x", "1", "Config x.")))
 	res := e.drop("skills/x.md", skillDoc("x", "2", "Dropped x."))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeNameConflict}) {
 		t.Fatalf("codes %v, want name_conflict while the config owns x", got)
 	}
 	// The config gives x up: the dropped key takes over in the same invocation.
-	res = e.config("skills:\n  - name: x\n    description: Now only an override.\n")
+	res = e.config("version: 1\nskills:\n  - name: x\n    description: Now only an override.\n")
 	en := e.live(catalog.KindSkill, "x")
 	if en.Source != "skills/x.md" || en.Latest != "2" || en.EffectiveDescription() != "Now only an override." {
 		t.Fatalf("entry %s; result %s", dump(en), dump(res))
@@ -262,7 +262,7 @@ func testConfigCapsApplyAtValidation(t *testing.T, mk envMaker) {
 	three := skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("x", "1", "Three files.")), "a": "a", "b": "b"})
 	e.drop("skills/x.zip", three)
 	// Lowering a cap re-validates the current bytes: reported, not withdrawn.
-	res := e.config("skills:\n  - name: x\n    max_entries: 2\n")
+	res := e.config("version: 1\nskills:\n  - name: x\n    max_entries: 2\n")
 	if got := rejectionCodes(res); !slices.Equal(got, []string{"too_many_entries"}) {
 		t.Fatalf("codes %v, want too_many_entries", got)
 	}
@@ -275,7 +275,7 @@ func testConfigCapsApplyAtValidation(t *testing.T, mk envMaker) {
 		t.Fatalf("codes %v, want too_many_entries", got)
 	}
 	// max_artifact_bytes lowers the size cap.
-	e.config("skills:\n  - name: x\n    max_artifact_bytes: 100\n")
+	e.config("version: 1\nskills:\n  - name: x\n    max_artifact_bytes: 100\n")
 	if got := rejectionCodes(e.drop("skills/x.zip", four)); !slices.Equal(got, []string{"artifact_too_large"}) {
 		t.Fatalf("codes %v, want artifact_too_large", got)
 	}
@@ -285,7 +285,8 @@ func testListings(t *testing.T, mk envMaker) {
 	e := mk(t)
 	e.drop("skills/shared.md", skillDoc("shared", "1", "Top level."))
 	e.drop("listings/partner-b/skills/dropped.md", skillDoc("dropped", "1", "Dropped into b."))
-	res := e.config(`listings:
+	res := e.config(`version: 1
+listings:
   partner-a:
     skills:
       - name: shared
@@ -353,7 +354,7 @@ func testExternalEntries(t *testing.T, mk envMaker) {
 		}
 	})
 	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv); c.FetchTimeout = 200 * time.Millisecond })
-	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
+	e.config(fmt.Sprintf("version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n", srv.URL))
 	en := e.live(catalog.KindSkill, "ext")
 	if en.ExternalURL != srv.URL+"/ext.md" || en.Path != "" || !en.LatestVersion().Digest.Verify(doc) || en.Latest != "4" {
 		t.Fatalf("entry %s", dump(en))
@@ -381,7 +382,7 @@ func testExternalEntries(t *testing.T, mk envMaker) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n%s", srv.URL, tt.path, tt.max))
+			res := e.config(fmt.Sprintf("version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n%s", srv.URL, tt.path, tt.max))
 			if got := rejectionCodes(res); !slices.Equal(got, []string{tt.code}) {
 				t.Fatalf("codes %v, want %s; %s", got, tt.code, dump(res))
 			}
@@ -407,7 +408,7 @@ func testADifferentFetchFailureIsNews(t *testing.T, mk envMaker) {
 	})
 	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	entry := func(path, description string) string {
-		return fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n    description: %s\n", srv.URL, path, description)
+		return fmt.Sprintf("version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n    description: %s\n", srv.URL, path, description)
 	}
 	steps := []struct {
 		name     string
@@ -494,7 +495,7 @@ func testExternalFetchFollowsOnlyHTTPSRedirects(t *testing.T, mk envMaker) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
-			res := e.drop(skillsconfig.Key, []byte(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n", srv.URL, tt.path)))
+			res := e.drop(skillsconfig.Key, []byte(fmt.Sprintf("version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s%s\n", srv.URL, tt.path)))
 			if tt.code == "" {
 				if en := e.live(catalog.KindSkill, "ext"); !en.LatestVersion().Digest.Verify(doc) {
 					t.Fatalf("entry %s", dump(en))
@@ -518,7 +519,7 @@ func testPinnedExternalEntryIsNeverFetched(t *testing.T, mk envMaker) {
 	srv, hits := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusTeapot) })
 	e := mk(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	d := digest.Of([]byte("whatever the operator vouches for"))
-	e.config(fmt.Sprintf("skills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
+	e.config(fmt.Sprintf("version: 1\nskills:\n  - name: pinned\n    type: archive\n    url: %s/p.tar.gz\n    digest: %s\n    description: Pinned.\n", srv.URL, d))
 	en := e.live(catalog.KindSkill, "pinned")
 	v := en.LatestVersion()
 	if !v.Digest.Equal(d) || v.Type != artifact.TypeArchive || v.Format != artifact.FormatTarGz || en.EffectiveDescription() != "Pinned." {
@@ -531,7 +532,7 @@ func testPinnedExternalEntryIsNeverFetched(t *testing.T, mk envMaker) {
 
 func testConfigRedeliveryWritesNothing(t *testing.T, mk envMaker) {
 	e := mk(t)
-	e.config("skills:\n  - name: x\n    visibility: authenticated\n")
+	e.config("version: 1\nskills:\n  - name: x\n    visibility: authenticated\n")
 	rev := e.catalog().Revision
 	if res := e.reconcile(skillsconfig.Key); res.Config != "" {
 		t.Fatalf("result %s", dump(res))
@@ -548,7 +549,7 @@ func TestValidateAppliesTheCapsInForce(t *testing.T) {
 	if _, err := e.ix.Validate(ctx, "skills/x.zip", three); err != nil {
 		t.Fatalf("valid under the service caps: %v", err)
 	}
-	e.config("skills:\n  - name: x\n    max_entries: 2\n")
+	e.config("version: 1\nskills:\n  - name: x\n    max_entries: 2\n")
 	_, err := e.ix.Validate(ctx, "skills/x.zip", three)
 	if a, ok := artifact.AsError(err); !ok || a.Code != "too_many_entries" {
 		t.Fatalf("err = %v, want too_many_entries under the config's cap", err)
@@ -599,7 +600,7 @@ func TestValidateForeseesTheCatalogsDecision(t *testing.T) {
 // same way forever).
 func TestConfigPathTheStoreCannotHoldIsMissing(t *testing.T) {
 	e := newEnv(t)
-	res := e.config("skills:\n  - name: dotted\n    type: skill-md\n    path: files/.dotted.md\n")
+	res := e.config("version: 1\nskills:\n  - name: dotted\n    type: skill-md\n    path: files/.dotted.md\n")
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeMissingFile}) {
 		t.Fatalf("codes %v, want missing_file; %s", got, dump(res))
 	}

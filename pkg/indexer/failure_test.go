@@ -76,7 +76,7 @@ func scenario(t testing.TB, e *env) []string {
 	e.put("skills/keep.md", skillDoc("keep", "2", "Kept, updated."))
 	e.put("skills/new.zip", skilltest.Zip(t, map[string]string{"SKILL.md": string(skillDoc("new", "1", "New.")), "a": "a"}))
 	e.put("skills/bad.md", skillDoc("other", "1", "Mismatch."))
-	e.put(skillsconfig.Key, []byte("skills:\n  - name: keep\n    visibility: authenticated\n  - name: inline\n    body: |\n"+indent(skillDoc("inline", "1", "Inline."))))
+	e.put(skillsconfig.Key, []byte("version: 1\nskills:\n  - name: keep\n    visibility: authenticated\n  - name: inline\n    body: |\n"+indent(skillDoc("inline", "1", "Inline."))))
 	e.del("skills/old.md")
 	e.del("skills/x.md")
 	return []string{"skills/keep.md", "skills/new.zip", "skills/bad.md", skillsconfig.Key, "skills/old.md", "skills/x.md"}
@@ -304,7 +304,7 @@ func TestAConfigLandingMeanwhileIsAppliedFirst(t *testing.T) {
 	}
 	e.ix.store = &hookStore{Store: e.st, key: "skills/x.zip", hook: func() {
 		// Another invocation puts a config in force that lowers x's cap.
-		e.put(skillsconfig.Key, []byte("skills:\n  - name: x\n    max_entries: 2\n"))
+		e.put(skillsconfig.Key, []byte("version: 1\nskills:\n  - name: x\n    max_entries: 2\n"))
 		if _, err := other.Reconcile(context.Background(), skillsconfig.Key); err != nil {
 			t.Error(err)
 		}

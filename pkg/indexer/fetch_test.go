@@ -24,7 +24,7 @@ func testExternalURLCannotReachInside(t *testing.T, mk envMaker) {
 	}))
 	url := "https://" + inside.AddrPort().String() + "/x.md"
 	e := mk(t)
-	res := e.drop(skillsconfig.Key, fmt.Appendf(nil, "skills:\n  - name: ext\n    type: skill-md\n    url: %s\n", url))
+	res := e.drop(skillsconfig.Key, fmt.Appendf(nil, "version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s\n", url))
 	if got := rejectionCodes(res); !slices.Equal(got, []string{CodeFetchFailed}) {
 		t.Fatalf("codes %v, want fetch_failed; %s", got, dump(res))
 	}

@@ -74,7 +74,7 @@ func TestExternalEntriesAreNotServedOverMCP(t *testing.T) {
 	srv, _ := tlsServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(doc) })
 	e := newEnv(t, func(c *Config) { c.Fetcher = fetcherFor(srv) })
 	pinned := "https://skills.example.com/pinned.md"
-	e.config(fmt.Sprintf("skills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n"+
+	e.config(fmt.Sprintf("version: 1\nskills:\n  - name: ext\n    type: skill-md\n    url: %s/ext.md\n"+
 		"  - name: pinned\n    type: skill-md\n    url: %s\n    description: Pinned.\n    digest: %s\n", srv.URL, pinned, digest.Of(doc)))
 	for _, tc := range []struct{ name, key string }{{"ext", "agent-skills.yaml skills[0] (ext)"}, {"pinned", "agent-skills.yaml skills[1] (pinned)"}} {
 		if v := e.live(catalog.KindSkill, tc.name).LatestVersion(); v.MCPExcluded != mcpExternal {

@@ -70,7 +70,7 @@ func TestEventsFromTheEmulator(t *testing.T) {
 	e.put("skills/a.md", skillDoc("a", "1", "A."))
 	e.put("listings/partner-a/skills/c.md", skillDoc("c", "1", "C in a listing."))
 	e.put("subagents/b/agent.md", agentDoc("b", "1"))
-	e.put("agent-skills.yaml", []byte("skills:\n  - name: a\n    visibility: authenticated\n"))
+	e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"))
 	bodies := queue.Receive(t, 4)
 	tests := 0
 	for _, body := range bodies {

@@ -38,7 +38,9 @@ func TestWatchPassesReconcileWhatChanged(t *testing.T) {
 			func() bool { return e.skill("a").Latest == "2" }},
 		{"a deleted key", func() { e.del("skills/b.md") },
 			func() bool { return !e.skill("b").Live() }},
-		{"a config", func() { e.put("agent-skills.yaml", []byte("skills:\n  - name: a\n    visibility: authenticated\n")) },
+		{"a config", func() {
+			e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"))
+		},
 			func() bool { return e.skill("a").Visibility == catalog.Authenticated }},
 	}
 	for _, s := range steps {

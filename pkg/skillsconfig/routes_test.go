@@ -31,7 +31,7 @@ func TestURLsTakeNoRoute(t *testing.T) {
 					field = "listings." + in + ".skills[0].url"
 				}
 				free := routes.Reserved(p, in) == ""
-				c, err := Parse([]byte(doc))
+				c, err := Parse([]byte(v1(doc)))
 				switch {
 				case free && err != nil:
 					t.Errorf("%s: url %s (listing %q) refused: %v", r.Pattern, p, in, err)
@@ -64,7 +64,7 @@ func TestRefusalNamesTheRoute(t *testing.T) {
 		{"listings/partner-a/skills/x.md", "/listings/partner-a/skills/x.md collides with the listings' own paths"},
 		{"/api/v1/skills/check-updates", "the check-updates route"},
 	} {
-		_, err := Parse([]byte("skills:\n  - name: a\n    url: " + tc.url + "\n"))
+		_, err := Parse([]byte(v1("skills:\n  - name: a\n    url: " + tc.url + "\n")))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("url %s: %v, want a message naming %q", tc.url, err, tc.want)
 		}

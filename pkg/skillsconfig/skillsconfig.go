@@ -19,6 +19,8 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -72,10 +74,14 @@ func fail(field, format string, args ...any) *Error {
 
 // Config is a validated agent-skills.yaml.
 type Config struct {
-	Skills    []Entry   // top-level skill entries, in document order
-	Subagents []Entry   // sub-agent entries, in document order
-	Listings  []Listing // in name order
-	Digest    digest.Digest
+	// DefaultVisibility is what an entry that sets none gets, and every
+	// skill and sub-agent the config does not name ("": not set here; the
+	// deployment's default applies, else public).
+	DefaultVisibility catalog.Visibility
+	Skills            []Entry   // top-level skill entries, in document order
+	Subagents         []Entry   // sub-agent entries, in document order
+	Listings          []Listing // in name order
+	Digest            digest.Digest
 	// Scan is the scan policy; Revoke the revoked versions (scan.go).
 	Scan   ScanPolicy
 	Revoke []Revocation
@@ -93,8 +99,10 @@ type entryKey struct {
 // Listing is one listing of the config.
 type Listing struct {
 	Name string
-	// Refs name top-level skills included in this listing too.
-	Refs []string
+	// Refs name top-level skills included in this listing too;
+	// RefFields locate them in the document, for messages.
+	Refs      []string
+	RefFields []string
 	// Entries are skills of this listing only (or overrides of skills
 	// dropped under listings/<name>/skills/).
 	Entries []Entry
@@ -114,7 +122,8 @@ type Entry struct {
 	Name    string
 	Listing string // "" for top-level and sub-agent entries
 	Kind    catalog.Kind
-	// Visibility is "" when the entry does not set it (public, unless another layer decides).
+	// Visibility is "" when the entry does not set it: the config's
+	// default_visibility, else the deployment's, else public.
 	Visibility  catalog.Visibility
 	Description string
 	Type        artifact.Type // "" when not given
@@ -189,12 +198,13 @@ func (c *Config) index() {
 
 // raw types mirror the YAML; decoding with KnownFields rejects unknown keys.
 type rawConfig struct {
-	Version   *int                  `yaml:"version"`
-	Skills    []rawEntry            `yaml:"skills"`
-	Subagents []rawEntry            `yaml:"subagents"`
-	Listings  map[string]rawListing `yaml:"listings"`
-	Scan      *rawScan              `yaml:"scan"`
-	Revoke    []rawRevoke           `yaml:"revoke"`
+	Version           *int                  `yaml:"version"`
+	DefaultVisibility string                `yaml:"default_visibility"`
+	Skills            []rawEntry            `yaml:"skills"`
+	Subagents         []rawEntry            `yaml:"subagents"`
+	Listings          map[string]rawListing `yaml:"listings"`
+	Scan              *rawScan              `yaml:"scan"`
+	Revoke            []rawRevoke           `yaml:"revoke"`
 }
 
 type rawListing struct {
@@ -225,8 +235,24 @@ func (r *rawEntry) nameOnly() bool {
 	return r.Allow == nil && reflect.DeepEqual(bare, rawEntry{Name: r.Name})
 }
 
-// Parse validates an agent-skills.yaml document.
-func Parse(doc []byte) (*Config, error) {
+// Parse validates an agent-skills.yaml document found in the bucket.
+// Beyond the shape of each field, it refuses every document that says
+// less than its writer meant: an empty one (0 bytes, comments only, "---",
+// null or {}), one without "version: 1", and a key without a value
+// ("visibility: ~", "visibility: \"\""), since an unset visibility is the
+// default one: a failed or half-finished write must never read as "no
+// restrictions".
+func Parse(doc []byte) (*Config, error) { return parse(doc, true) }
+
+// ParseInForce parses a config that was put in force earlier (the catalog
+// records its text) by a build whose rules may have been looser: the rules
+// added since for new uploads (a required version, no empty document or
+// value, plain-text descriptions) are not applied again, so that an upgrade
+// re-reads the config in force as it was judged instead of failing every
+// round. Everything else is Parse's.
+func ParseInForce(doc []byte) (*Config, error) { return parse(doc, false) }
+
+func parse(doc []byte, strict bool) (*Config, error) {
 	if len(doc) > MaxBytes {
 		return nil, fail("", "the config is %d bytes, at most %d allowed", len(doc), MaxBytes)
 	}
@@ -237,11 +263,16 @@ func Parse(doc []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fail("", "%s", yamlMessage(err))
+		return nil, fail("", "%s", yamlMessage(doc, err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fail("", "the config must be a single YAML document")
+	}
+	if strict {
+		if err := complete(doc); err != nil {
+			return nil, err
+		}
 	}
 	if raw.Version != nil && *raw.Version != 1 {
 		return nil, fail("version", "%d is not supported; the only version is 1", *raw.Version)
@@ -254,11 +285,16 @@ func Parse(doc []byte) (*Config, error) {
 	if c.Revoke, err = revocations(raw.Revoke); err != nil {
 		return nil, err
 	}
+	v, err := catalog.ParseVisibility(raw.DefaultVisibility)
+	if err != nil {
+		return nil, fail("default_visibility", "%q: want public or authenticated", clip(raw.DefaultVisibility))
+	}
+	c.DefaultVisibility = v
 	paths := map[string]string{} // resolved URL path → field, to catch duplicates
 	seen := map[string]string{}
 	for i := range raw.Skills {
 		field := fmt.Sprintf("skills[%d]", i)
-		e, err := entry(&raw.Skills[i], field, "", catalog.KindSkill, paths)
+		e, err := entry(&raw.Skills[i], field, "", catalog.KindSkill, paths, strict)
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +307,7 @@ func Parse(doc []byte) (*Config, error) {
 	seen = map[string]string{}
 	for i := range raw.Subagents {
 		field := fmt.Sprintf("subagents[%d]", i)
-		e, err := entry(&raw.Subagents[i], field, "", catalog.KindSubagent, paths)
+		e, err := entry(&raw.Subagents[i], field, "", catalog.KindSubagent, paths, strict)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +318,7 @@ func Parse(doc []byte) (*Config, error) {
 		c.Subagents = append(c.Subagents, e)
 	}
 	for _, name := range slices.Sorted(maps.Keys(raw.Listings)) {
-		field := "listings." + clip(name)
+		field := listingField(name)
 		if err := skillmd.ValidateName(name); err != nil {
 			return nil, fail(field, "listing name: %s", nameMsg(err))
 		}
@@ -300,9 +336,10 @@ func Parse(doc []byte) (*Config, error) {
 			seen[r.Name] = f
 			if r.nameOnly() {
 				l.Refs = append(l.Refs, r.Name)
+				l.RefFields = append(l.RefFields, f)
 				continue
 			}
-			e, err := entry(r, f, name, catalog.KindSkill, paths)
+			e, err := entry(r, f, name, catalog.KindSkill, paths, strict)
 			if err != nil {
 				return nil, err
 			}
@@ -314,22 +351,107 @@ func Parse(doc []byte) (*Config, error) {
 	return c, nil
 }
 
-func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[string]string) (Entry, error) {
+func listingField(name string) string { return "listings." + clip(name) }
+
+// complete refuses a document that says less than its writer meant: no
+// keys at all, no version, or a key without a value. The decoder has
+// accepted its syntax and keys already.
+func complete(doc []byte) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return fail("", "%s", yamlMessage(doc, err))
+	}
+	var top *yaml.Node
+	if len(root.Content) > 0 {
+		top = root.Content[0]
+	}
+	if top == nil || top.Tag == "!!null" || (top.Kind == yaml.MappingNode && len(top.Content) == 0) {
+		return fail("", "the config is empty (an empty file, only comments, \"---\", null or {}): nothing in it says "+
+			"what to hide, so it is refused and the config in force stays; an empty upload is usually a write that failed. "+
+			"A config starts with `version: 1` (alone, it sets no visibility, so every entry gets the default)")
+	}
+	if !hasKey(top, "version") {
+		return fail("version", "is required: start the config with `version: 1`")
+	}
+	return noEmptyValues(top, "")
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// noEmptyValues refuses a key or list item without a value, null ("~",
+// "null", nothing after the colon) or an empty string: decoded, it would be
+// the same as a key left out, and a left-out visibility is the default one.
+func noEmptyValues(n *yaml.Node, field string) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f := k.Value
+			switch {
+			case field == "listings":
+				f = listingField(k.Value)
+			case field != "":
+				f = field + "." + k.Value
+			}
+			if err := emptyValue(v, f, fmt.Sprintf("line %d: %s", v.Line, clip(k.Value))); err != nil {
+				return err
+			}
+			if err := noEmptyValues(v, f); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			f := fmt.Sprintf("%s[%d]", field, i)
+			if err := emptyValue(item, f, fmt.Sprintf("line %d: the list item", item.Line)); err != nil {
+				return err
+			}
+			if err := noEmptyValues(item, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func emptyValue(v *yaml.Node, field, what string) error {
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		hint := "write the value, or remove the key"
+		if strings.HasPrefix(field, "listings.") && !strings.Contains(field, "[") {
+			hint = "write `{}` for a listing with no entries of its own"
+		}
+		return fail(field, "%s has no value (nothing after the colon, ~ or null); a missing value is never read as the default: %s", what, hint)
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Value == "":
+		return fail(field, "%s is empty; a missing value is never read as the default: write the value, or remove the key", what)
+	}
+	return nil
+}
+
+func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[string]string, strict bool) (Entry, error) {
 	e := Entry{Name: r.Name, Listing: listing, Kind: kind, Field: field}
 	if err := skillmd.ValidateName(r.Name); err != nil {
 		return e, fail(field+".name", "%s", nameMsg(err))
 	}
-	switch r.Visibility {
-	case "":
-	case string(catalog.Public), string(catalog.Authenticated):
-		e.Visibility = catalog.Visibility(r.Visibility)
-	default:
+	v, err := catalog.ParseVisibility(r.Visibility)
+	if err != nil {
 		return e, fail(field+".visibility", "%q: want public or authenticated", clip(r.Visibility))
 	}
+	e.Visibility = v
 	if r.Description != nil {
 		n := utf8.RuneCountInString(*r.Description)
 		if n == 0 || n > skillmd.MaxDescriptionLen {
 			return e, fail(field+".description", "must be 1 to %d characters, got %d", skillmd.MaxDescriptionLen, n)
+		}
+		if err := skillmd.ValidateDescription(*r.Description); err != nil && strict {
+			return e, fail(field+".description", "%s", nameMsg(err))
 		}
 		e.Description = *r.Description
 	}
@@ -528,8 +650,9 @@ func servedPath(raw, listing string, kind catalog.Kind) (string, error) {
 }
 
 // yamlMessage rewrites the YAML decoder's errors for operators: one line,
-// "unknown key" rather than Go type names, bounded.
-func yamlMessage(err error) string {
+// "unknown key" rather than Go type names, a syntax error on the line where
+// it is (syntaxLine), bounded.
+func yamlMessage(doc []byte, err error) string {
 	var lines []string
 	for _, l := range strings.Split(err.Error(), "\n") {
 		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "yaml:"))
@@ -541,6 +664,10 @@ func yamlMessage(err error) string {
 		}
 		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
 	}
+	var te *yaml.TypeError
+	if !errors.As(err, &te) && len(lines) == 1 {
+		lines[0] = syntaxLine(doc, lines[0])
+	}
 	msg := strings.Join(lines, "; ")
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
@@ -551,7 +678,54 @@ func yamlMessage(err error) string {
 var (
 	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
 	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry|Scan|Allow|Revoke)\b`)
+	syntaxError  = regexp.MustCompile(`^line (\d+): (.+)$`)
 )
+
+// syntaxLine puts a syntax error on the line where it is. The YAML parser
+// names the line where the construct holding the error began (the list
+// that line 6, indented one space short, breaks is reported at line 2), so
+// the line is found again as the shortest prefix of the document whose
+// parse fails the same way, by bisection (about 20 parses for a config at
+// MaxBytes). An indentation error also says how indentation works.
+func syntaxLine(doc []byte, msg string) string {
+	m := syntaxError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	reported, problem := m[1], m[2]
+	lines := bytes.SplitAfter(doc, []byte("\n"))
+	fails := func(n int) bool {
+		err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &yaml.Node{})
+		if err == nil {
+			return false
+		}
+		pm := syntaxError.FindStringSubmatch(strings.TrimPrefix(err.Error(), "yaml: "))
+		return pm != nil && pm[2] == problem
+	}
+	n := sort.Search(len(lines), func(i int) bool { return fails(i + 1) }) + 1
+	at := reported
+	if n <= len(lines) && fails(n) {
+		at = strconv.Itoa(n)
+	}
+	msg = "line " + at + ": " + problem
+	if at != reported {
+		msg += " (in the block that starts at line " + reported + ")"
+	}
+	if indentation(problem) {
+		msg += "; indent with spaces only, each key of an entry at the same depth as its first (the one after \"- \")"
+	}
+	return msg
+}
+
+// indentation reports whether a syntax error is what a misindented line causes.
+func indentation(problem string) bool {
+	for _, s := range []string{"did not find expected", "mapping values are not allowed", "tab character", "could not find expected ':'"} {
+		if strings.Contains(problem, s) {
+			return true
+		}
+	}
+	return false
+}
 
 func nameMsg(err error) string {
 	var e *skillmd.Error

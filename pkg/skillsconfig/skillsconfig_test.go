@@ -44,8 +44,18 @@ listings:
         url: skills/partner-only.md
         path: files/partner-only.md
         type: skill-md
-  empty-one:
+  empty-one: {}
 `
+
+// v1 completes a test document with the version every config must state,
+// after its own lines, so that the line numbers of messages stay the
+// document's.
+func v1(doc string) string {
+	if strings.Contains(doc, "version:") {
+		return doc
+	}
+	return doc + "version: 1\n"
+}
 
 func TestParseFull(t *testing.T) {
 	c, err := Parse([]byte(full))
@@ -159,7 +169,7 @@ func TestParseRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.doc))
+			_, err := Parse([]byte(v1(tt.doc)))
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("Parse = %v, want *Error", err)
@@ -172,7 +182,7 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestYAMLErrorsSpeakToOperators(t *testing.T) {
-	_, err := Parse([]byte("skills:\n  - name: a\n    colour: red\n    shade: dark\n"))
+	_, err := Parse([]byte(v1("skills:\n  - name: a\n    colour: red\n    shade: dark\n")))
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("Parse = %v", err)
@@ -185,7 +195,7 @@ func TestYAMLErrorsSpeakToOperators(t *testing.T) {
 	if strings.Contains(e.Msg, "raw") || strings.Contains(e.Msg, "skillsconfig") || strings.Contains(e.Msg, "\n") {
 		t.Errorf("message %q exposes Go names or spans lines", e.Msg)
 	}
-	_, err = Parse([]byte("skills:\n  - name: a\n    max_entries: many\n"))
+	_, err = Parse([]byte(v1("skills:\n  - name: a\n    max_entries: many\n")))
 	if !errors.As(err, &e) || !strings.Contains(e.Msg, "line 3") {
 		t.Errorf("type error = %v, want the line named", err)
 	}
@@ -193,14 +203,14 @@ func TestYAMLErrorsSpeakToOperators(t *testing.T) {
 
 func TestParseAcceptsEdgeCases(t *testing.T) {
 	for name, doc := range map[string]string{
-		"empty document":       "",
-		"comments only":        "# nothing yet\n",
+		"version alone":        "version: 1\n",
+		"a listing of its own": "listings:\n  p: {}\n",
 		"clock skew accepted":  "skills:\n  - name: a\n    max_clock_skew_secs: 60\n",
 		"fetched once":         "skills:\n  - name: a\n    type: archive\n    url: https://cdn.example.com/a.zip\n",
 		"listing of refs only": "listings:\n  p:\n    skills:\n      - name: a\n      - name: b\n",
 		"raised caps":          "skills:\n  - name: a\n    max_entries: 5000\n    max_expanded_bytes: 104857600\n    max_decompression_ratio: 500\n",
 	} {
-		if _, err := Parse([]byte(doc)); err != nil {
+		if _, err := Parse([]byte(v1(doc))); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -223,13 +233,13 @@ func TestMisspeltKeysGetASuggestion(t *testing.T) {
 		{"a key of another level", "visibility: public\n", `unknown key "visibility" in the top level ("visibility" is a key of an entry)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.doc))
+			_, err := Parse([]byte(v1(tt.doc)))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Parse: %v\nwant it to contain %s", err, tt.want)
 			}
 		})
 	}
-	_, err := Parse([]byte("skills:\n  - name: a\n    colour: red\n"))
+	_, err := Parse([]byte(v1("skills:\n  - name: a\n    colour: red\n")))
 	if err == nil || strings.Contains(err.Error(), "did you mean") {
 		t.Fatalf("Parse: %v; want no suggestion for a key near nothing", err)
 	}

@@ -1,0 +1,189 @@
+package skillsconfig
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+)
+
+// Published is what a bucket publishes, as far as the config's names go.
+type Published struct {
+	Skills    map[string]bool            // live top-level skills
+	Listings  map[string]map[string]bool // listing → its own live skills
+	Subagents map[string]bool            // live sub-agents
+}
+
+func newPublished() Published {
+	return Published{Skills: map[string]bool{}, Listings: map[string]map[string]bool{}, Subagents: map[string]bool{}}
+}
+
+func (p Published) add(kind catalog.Kind, listing, name string) {
+	switch {
+	case kind == catalog.KindSubagent:
+		p.Subagents[name] = true
+	case listing != "":
+		if p.Listings[listing] == nil {
+			p.Listings[listing] = map[string]bool{}
+		}
+		p.Listings[listing][name] = true
+	default:
+		p.Skills[name] = true
+	}
+}
+
+// PublishedIn returns what catalog c publishes: its live entries, the
+// config's own ones included.
+func PublishedIn(c *catalog.Catalog) Published {
+	p := newPublished()
+	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+		for _, e := range m {
+			if e.LiveAsRead() {
+				p.add(e.Kind, e.Listing, e.Name)
+			}
+		}
+	}
+	return p
+}
+
+// PublishedAt returns what a bucket holding keys would publish: the names
+// their keys imply, for the keys the bucket contract reads as skills and
+// sub-agents (the others are left out).
+func PublishedAt(keys []string) Published {
+	p := newPublished()
+	for _, key := range keys {
+		k, err := artifact.ParseKey(key)
+		switch {
+		case err != nil:
+		case k.Kind == artifact.KindSkill:
+			p.add(catalog.KindSkill, k.Listing, k.Name)
+		case k.Kind == artifact.KindSubagent:
+			p.add(catalog.KindSubagent, "", k.Name)
+		}
+	}
+	return p
+}
+
+// Unmatched is a config entry or listing member that names no published
+// skill or sub-agent: its settings apply to nothing, which is how a
+// misspelt name leaves the skill it meant public.
+type Unmatched struct {
+	Field   string // where it is in the document: skills[0], listings.p.skills[1]
+	Kind    catalog.Kind
+	Listing string // the listing of a listing entry or member
+	Name    string
+	// Suggestion is the published name it most likely misspells ("": none near).
+	Suggestion string
+	// Message says all of it, for the operator.
+	Message string
+}
+
+// Unmatched returns the entries of c that name nothing p publishes, in
+// document order: entries that only set something (visibility, a
+// description, caps) for a skill or sub-agent of that name, and the names a
+// listing includes. An entry with bytes of its own publishes itself and is
+// never unmatched.
+func (c *Config) Unmatched(p Published) []Unmatched {
+	if c == nil {
+		return nil
+	}
+	var out []Unmatched
+	add := func(u Unmatched, among map[string]bool, what, consequence string) {
+		u.Suggestion = closestName(u.Name, among)
+		u.Message = fmt.Sprintf("%s: %q names no published %s", u.Field, u.Name, what)
+		switch {
+		case u.Suggestion != "":
+			u.Message += fmt.Sprintf(" (did you mean %q?)", u.Suggestion)
+		default:
+			if elsewhere := p.elsewhere(u); elsewhere != "" {
+				u.Message += " (" + elsewhere + ")"
+			}
+		}
+		out = append(out, u.withMessage(u.Message+"; "+consequence))
+	}
+	const settings = "its settings apply to nothing until one of that name is published"
+	for _, e := range c.Skills {
+		if !e.Defines() && !p.Skills[e.Name] {
+			add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Name: e.Name}, p.Skills, "skill", settings)
+		}
+	}
+	for _, e := range c.Subagents {
+		if !e.Defines() && !p.Subagents[e.Name] {
+			add(Unmatched{Field: e.Field, Kind: catalog.KindSubagent, Name: e.Name}, p.Subagents, "sub-agent", settings)
+		}
+	}
+	for _, l := range c.Listings {
+		for i, name := range l.Refs {
+			if !p.Skills[name] {
+				add(Unmatched{Field: l.RefFields[i], Kind: catalog.KindSkill, Listing: l.Name, Name: name}, p.Skills, "top-level skill",
+					"the listing includes nothing by that name until one is published")
+			}
+		}
+		for _, e := range l.Entries {
+			if !e.Defines() && !p.Listings[l.Name][e.Name] {
+				add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Listing: l.Name, Name: e.Name}, p.Listings[l.Name],
+					"skill of listing "+l.Name, settings)
+			}
+		}
+	}
+	return out
+}
+
+func (u Unmatched) withMessage(m string) Unmatched { u.Message = m; return u }
+
+// elsewhere says where a name that is published under another kind or
+// listing is, and where its entry belongs then.
+func (p Published) elsewhere(u Unmatched) string {
+	switch {
+	case u.Kind == catalog.KindSubagent && p.Skills[u.Name]:
+		return "a skill of that name is published: its entry belongs under skills"
+	case u.Kind == catalog.KindSkill && u.Listing == "" && p.Subagents[u.Name]:
+		return "a sub-agent of that name is published: its entry belongs under subagents"
+	case u.Kind == catalog.KindSkill && u.Listing != "" && p.Skills[u.Name]:
+		return "a top-level skill of that name is published: a name alone includes it in the listing"
+	case u.Kind == catalog.KindSkill && u.Listing == "":
+		for _, l := range sortedKeys(p.Listings) {
+			if p.Listings[l][u.Name] {
+				return fmt.Sprintf("listing %s publishes a skill of that name: its entry belongs under listings.%s.skills", l, l)
+			}
+		}
+	}
+	return ""
+}
+
+// closestName returns the name among names nearest to s when it is near
+// enough to be a slip (closest's measure); ties go to the first in byte
+// order, so the answer does not depend on map order.
+func closestName(s string, names map[string]bool) string {
+	best, limit := "", 2
+	for n := range names {
+		if abs(len(n)-len(s)) > limit {
+			continue // the distance is at least the difference in length
+		}
+		d := distance(s, n)
+		if d > limit || 2*d >= len(s) {
+			continue
+		}
+		if best == "" || d < limit || n < best {
+			best, limit = n, d
+		}
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
