@@ -56,13 +56,15 @@ func (e *FullError) Unwrap() error { return ErrFull }
 
 // head is the first line of the object.
 type head struct {
-	Schema    int                 `json:"schema"`
-	Revision  int64               `json:"revision"`
-	UpdatedAt time.Time           `json:"updatedAt"`
-	Config    *configHead         `json:"config,omitempty"`
-	Bucket    *BucketConfig       `json:"bucket,omitempty"`
-	Listings  map[string]*Listing `json:"listings"`
-	Documents []Document          `json:"documents,omitempty"`
+	Schema    int           `json:"schema"`
+	Revision  int64         `json:"revision"`
+	UpdatedAt time.Time     `json:"updatedAt"`
+	Config    *configHead   `json:"config,omitempty"`
+	Bucket    *BucketConfig `json:"bucket,omitempty"`
+	// DefaultVisibility is Catalog.DefaultVisibility.
+	DefaultVisibility Visibility          `json:"defaultVisibility,omitempty"`
+	Listings          map[string]*Listing `json:"listings"`
+	Documents         []Document          `json:"documents,omitempty"`
 	// DocumentOrigins are the origins the documents were rendered for.
 	DocumentOrigins []string      `json:"documentOrigins,omitempty"`
 	Gone            []GoneVersion `json:"gone,omitempty"`
@@ -151,7 +153,7 @@ func Encode(c *Catalog, limit int64) ([]byte, error) {
 
 	h := head{
 		Schema: SchemaVersion, Revision: c.Revision, UpdatedAt: c.UpdatedAt,
-		Bucket: c.Bucket, Listings: c.Listings, Documents: c.Documents, DocumentOrigins: c.DocumentOrigins,
+		Bucket: c.Bucket, DefaultVisibility: c.DefaultVisibility, Listings: c.Listings, Documents: c.Documents, DocumentOrigins: c.DocumentOrigins,
 		Gone: c.Gone, ScanEngine: c.ScanEngine,
 		Skills: len(skills), Subagents: len(agents),
 		Sections: sections{
@@ -266,6 +268,7 @@ func Decode(b []byte) (*Catalog, error) {
 	c.Schema, c.Revision, c.UpdatedAt = h.Schema, h.Revision, h.UpdatedAt
 	c.Bucket, c.Documents, c.DocumentOrigins = h.Bucket, h.Documents, h.DocumentOrigins
 	c.Gone, c.ScanEngine = h.Gone, h.ScanEngine
+	c.DefaultVisibility = h.DefaultVisibility
 	if h.Listings != nil {
 		c.Listings = h.Listings
 	}

@@ -56,8 +56,11 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		d.withdrawn = append(d.withdrawn, changeOf(e, e.LatestVersion()))
 	}
 	// The entries hold the settings of the config in force unless this
-	// round changes it, or re-indexes everything.
+	// round changes it or the deployment's default, or re-indexes everything.
 	settled := p.config == nil && !p.establish
+	if p.defaultVis != "" && p.defaultVis.OrPublic() != c.DefaultVisibility.OrPublic() {
+		c.DefaultVisibility, d.changed, settled = p.defaultVis, true, false
+	}
 	occ := newOccupancy(c, p.cfg, settled)
 	// Config-owned entries the config in force no longer defines go first:
 	// a new config withdraws the entries of the old one it drops.
@@ -256,8 +259,10 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 	return out
 }
 
-// applySettings makes every entry's settings those of cfg: visibility,
-// description and served path, listing membership, and the listings
+// applySettings makes every entry's settings those of cfg: visibility
+// (the entry's, else the config's default_visibility, else the
+// deployment's default the catalog records, else public), description and
+// served path, listing membership, and the listings
 // themselves (the config's, plus those live listing drops create). It is
 // total and idempotent, so a re-index yields the same settings as
 // incremental indexing, whatever order events came in. With settled (the
@@ -265,6 +270,10 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 // write does not change keeps its settings unexamined. It reports whether
 // anything changed.
 func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) bool {
+	fallback := c.DefaultVisibility.OrPublic()
+	if cfg != nil && cfg.DefaultVisibility != "" {
+		fallback = cfg.DefaultVisibility
+	}
 	listings := map[string]*catalog.Listing{}
 	member := map[string][]string{} // top-level skill → the listings including it
 	if cfg != nil {
@@ -286,7 +295,7 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) b
 			if settled && !e.Changed() {
 				continue // its settings are those the config in force gave it
 			}
-			vis, desc := catalog.Public, ""
+			vis, desc := fallback, ""
 			if ce := cfg.Touches(e.Kind, e.Listing, e.Name); ce != nil {
 				if ce.Visibility != "" {
 					vis = ce.Visibility

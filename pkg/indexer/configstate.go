@@ -92,7 +92,7 @@ func (ix *Indexer) decideConfig(ctx context.Context, snap *catalog.Catalog, full
 		d.bucket, d.hold = snap.Bucket, true // judged already: still invalid
 		return d, nil
 	}
-	data, info, err := store.ReadAll(ctx, ix.store, skillsconfig.Key, skillsconfig.MaxBytes)
+	data, info, err := ix.readConfig(ctx)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		d.observed = observation{}
@@ -144,6 +144,40 @@ func (ix *Indexer) decideConfig(ctx context.Context, snap *catalog.Catalog, full
 	return d, nil
 }
 
+// maxSettle bounds how long a round waits for agent-skills.yaml to settle
+// (Config.ConfigSettle) before it gives up, publishing nothing: the next
+// round (serve's watcher retries) reads it again.
+const maxSettle = 30 * time.Second
+
+// readConfig reads agent-skills.yaml once it has been left unchanged for
+// the settle time: a file still being written (an editor's slow save, a
+// copy) is read again once its writer has stopped, never half-written.
+func (ix *Indexer) readConfig(ctx context.Context) ([]byte, store.Info, error) {
+	deadline := time.Now().Add(maxSettle)
+	for {
+		data, info, err := store.ReadAll(ctx, ix.store, skillsconfig.Key, skillsconfig.MaxBytes)
+		if err != nil || ix.settle <= 0 {
+			return data, info, err
+		}
+		// The file system's clock, not ix.now (which tests may move).
+		wait := ix.settle - time.Since(info.LastModified)
+		if wait <= 0 {
+			return data, info, nil
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return nil, store.Info{}, fmt.Errorf("%s is still being written: it changed within the last %s for more than %s; "+
+				"nothing is published until it settles (replace it in one step: write a copy, then rename it over the config)",
+				skillsconfig.Key, ix.settle, maxSettle)
+		}
+		ix.log.InfoContext(ctx, "agent-skills.yaml changed just now; reading it again once it settles", "wait", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil, store.Info{}, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
 // absent decides a bucket without agent-skills.yaml. One that never had a
 // config runs without (nothing changes). Otherwise it was deleted: the
 // config in force, or one that was refused (invalid or unreadable) and so
@@ -187,7 +221,7 @@ func configInForce(c *catalog.Catalog) (*skillsconfig.Config, error) {
 	if c.Config == nil {
 		return nil, nil
 	}
-	cfg, err := skillsconfig.Parse([]byte(c.Config.YAML))
+	cfg, err := skillsconfig.ParseInForce([]byte(c.Config.YAML))
 	if err != nil {
 		// It was valid when it was put in force: only a stricter parser
 		// gets here, and guessing would withdraw the config's entries.

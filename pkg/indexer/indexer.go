@@ -89,6 +89,19 @@ type Config struct {
 	// MinStoredDocument is the smallest document rendered into the bucket
 	// for Origins (DefaultMinStoredDocument when zero).
 	MinStoredDocument int64
+	// DefaultVisibility is the deployment's default visibility
+	// (SKILLDROP_DEFAULT_VISIBILITY, the template's DefaultVisibility): what
+	// an entry gets when agent-skills.yaml sets neither its visibility nor
+	// a default_visibility. It is recorded in the catalog; "" keeps the one
+	// recorded there (public when none is), as a workstation's re-index
+	// or publish must.
+	DefaultVisibility catalog.Visibility
+	// ConfigSettle is how long agent-skills.yaml must have been left
+	// unchanged before a round reads a new one (0: at once). A local
+	// directory's file can be read while an editor or a copy is still
+	// writing it, and a config cut short may hide less than the whole one;
+	// S3 objects are written whole, so the Lambda needs none.
+	ConfigSettle time.Duration
 	// MaxCatalogBytes is the largest catalog the indexer writes
 	// (catalog.MaxBytes when zero); uploads that would grow it further are
 	// refused (catalog_full).
@@ -115,6 +128,8 @@ type Indexer struct {
 	inline       int
 	origins      []*url.URL
 	keepOrigins  bool
+	defaultVis   catalog.Visibility
+	settle       time.Duration
 }
 
 // New returns an Indexer for cfg.
@@ -143,6 +158,11 @@ func New(cfg Config) (*Indexer, error) {
 		inline:       cfg.InlineKeys,
 		origins:      slices.Clone(cfg.Origins),
 		keepOrigins:  cfg.KeepOrigins,
+		defaultVis:   cfg.DefaultVisibility,
+		settle:       cfg.ConfigSettle,
+	}
+	if _, err := catalog.ParseVisibility(string(cfg.DefaultVisibility)); err != nil {
+		return nil, fmt.Errorf("indexer: default %w", err)
 	}
 	slices.SortFunc(ix.origins, func(a, b *url.URL) int { return strings.Compare(a.String(), b.String()) })
 	if ix.metrics == nil {

@@ -138,11 +138,14 @@ type plan struct {
 	bucket *catalog.BucketConfig
 	hold   bool
 	// cfg is the config in force once the plan is applied (nil: none).
-	cfg     *skillsconfig.Config
-	absent  []absence
-	claims  []*claim
-	held    []string // keys whose publication waits for a valid config
-	rejects []rejection
+	cfg *skillsconfig.Config
+	// defaultVis is the deployment's default visibility to record ("":
+	// keep the catalog's).
+	defaultVis catalog.Visibility
+	absent     []absence
+	claims     []*claim
+	held       []string // keys whose publication waits for a valid config
+	rejects    []rejection
 	// seen are the keys the round read, recorded as the catalog's sources.
 	seen map[string]observation
 	// candidates holds the targets whose every possible claimant was

@@ -175,6 +175,7 @@ func (ix *Indexer) prepareWith(ctx context.Context, snap *catalog.Catalog, dec *
 			hold:       dec.hold,
 			candidates: map[target]bool{},
 			now:        ix.now().UTC(),
+			defaultVis: ix.defaultVis,
 			establish:  full,
 		},
 		seen:     map[string]observation{skillsconfig.Key: dec.observed},

@@ -87,6 +87,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	res = &Result{}
 	failed = map[string]error{}
 	rec := newRecorder()
+	full := o.full || o.rebuild
 	var errs []error
 	var orphans []target
 	var cat *catalog.Catalog
@@ -116,6 +117,9 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	}
 	if cat != nil {
 		res.Revision = cat.Revision
+	}
+	if err := rec.judgeConfig(cat, res, full); err != nil {
+		errs = append(errs, err)
 	}
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)

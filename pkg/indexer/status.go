@@ -11,6 +11,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
 // recorder gathers what an invocation's rounds found for the status document.
@@ -18,6 +19,11 @@ type recorder struct {
 	rejections []rejection
 	warnings   map[string][]string
 	gone       []goneChange
+	// unmatched are the entries of the config in force that name nothing
+	// published, judged against the catalog the invocation left (nil
+	// with judged: none); they replace the config key's warnings.
+	unmatched []skillsconfig.Unmatched
+	judged    bool
 }
 
 func newRecorder() *recorder { return &recorder{warnings: map[string][]string{}} }
@@ -57,19 +63,32 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 // code, bytes and message, and nothing published from the key since) is a
 // redelivery: it is reported in the result as Repeated and nothing else.
 func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
-	if len(rec.rejections) == 0 && len(rec.warnings) == 0 {
+	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && !rec.judged {
 		return nil
 	}
 	now := ix.now().UTC()
 	var fresh []bool
+	var news []skillsconfig.Unmatched // findings the status document did not hold
 	err := catalog.UpdateStatus(ctx, ix.store, func(st *catalog.Status) error {
 		fresh = make([]bool, len(rec.rejections))
+		news = nil
 		before, err := json.Marshal(st)
 		if err != nil {
 			return fmt.Errorf("encode status: %w", err)
 		}
 		for _, key := range slices.Sorted(maps.Keys(rec.warnings)) {
 			st.Warn(key, rec.warnings[key])
+		}
+		if rec.judged {
+			was := st.Warnings[skillsconfig.Key]
+			msgs := make([]string, len(rec.unmatched))
+			for i, u := range rec.unmatched {
+				msgs[i] = u.Message
+				if !slices.Contains(was, u.Message) {
+					news = append(news, u)
+				}
+			}
+			st.Warn(skillsconfig.Key, msgs)
 		}
 		for i, r := range rec.rejections {
 			if repeated(st, r, cat) {
@@ -115,6 +134,25 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		ix.metrics.CountN(ctx, obs.ScanBlocked, obs.DimensionRule, rule, byRule[rule])
 	}
+	for _, u := range news {
+		ix.audit.ConfigUnmatched(ctx, obs.ConfigUnmatchedEvent{Key: skillsconfig.Key, Field: u.Field, Kind: string(u.Kind),
+			Listing: u.Listing, Name: u.Name, Suggestion: u.Suggestion, Message: u.Message})
+	}
+	return nil
+}
+
+// judgeConfig finds the entries of the config in force that name nothing
+// cat publishes, for the status document: after an invocation that may
+// have changed either (a publish, a withdrawal, a new config, a re-index).
+func (rec *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) error {
+	if cat == nil || !(full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied) {
+		return nil
+	}
+	cfg, err := configInForce(cat)
+	if err != nil {
+		return err
+	}
+	rec.unmatched, rec.judged = cfg.Unmatched(skillsconfig.PublishedIn(cat)), true
 	return nil
 }
 

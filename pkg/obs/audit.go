@@ -15,10 +15,11 @@ const EventKey = "event"
 // The audit event names. They are part of the operator contract: alarms
 // and saved queries match on them, so they never change.
 const (
-	EventDigestMismatch = "agent_skill.digest_mismatch"
-	EventRejected       = "agent_skill.rejected"
-	EventScanAllowed    = "agent_skill.scan_allowed"
-	EventWithdrawn      = "agent_skill.version_withdrawn"
+	EventDigestMismatch  = "agent_skill.digest_mismatch"
+	EventRejected        = "agent_skill.rejected"
+	EventScanAllowed     = "agent_skill.scan_allowed"
+	EventWithdrawn       = "agent_skill.version_withdrawn"
+	EventConfigUnmatched = "agent_skill.config_unmatched"
 )
 
 // DigestMismatchEvent records that the bytes read for an artifact did not
@@ -64,6 +65,20 @@ type VersionWithdrawnEvent struct {
 	Code      string
 	Reason    string
 	Source    string
+}
+
+// ConfigUnmatchedEvent records that an entry of the agent-skills.yaml in
+// force names no published skill or sub-agent, so its settings (a
+// visibility among them) apply to nothing: usually a misspelt name,
+// which leaves the skill it meant as it was.
+type ConfigUnmatchedEvent struct {
+	Key        string // the config's key
+	Field      string // where the entry is: skills[0], listings.p.skills[1]
+	Kind       string // skill or subagent
+	Listing    string // omitted when empty
+	Name       string // the name as written
+	Suggestion string // the published name it most likely misspells; omitted when none
+	Message    string
 }
 
 // Auditor writes audit events as JSON lines through a logger: each line's
@@ -142,6 +157,24 @@ func (a *Auditor) VersionWithdrawn(ctx context.Context, e VersionWithdrawnEvent)
 		slog.String("reason", e.Reason),
 		slog.String("source", e.Source),
 	)
+}
+
+// ConfigUnmatched logs EventConfigUnmatched.
+func (a *Auditor) ConfigUnmatched(ctx context.Context, e ConfigUnmatchedEvent) {
+	attrs := []slog.Attr{
+		slog.String("key", e.Key),
+		slog.String("field", e.Field),
+		slog.String("kind", e.Kind),
+		slog.String("name", e.Name),
+		slog.String("message", e.Message),
+	}
+	if e.Listing != "" {
+		attrs = append(attrs, slog.String("listing", e.Listing))
+	}
+	if e.Suggestion != "" {
+		attrs = append(attrs, slog.String("did_you_mean", e.Suggestion))
+	}
+	a.log(ctx, EventConfigUnmatched, attrs...)
 }
 
 func (a *Auditor) log(ctx context.Context, event string, attrs ...slog.Attr) {
