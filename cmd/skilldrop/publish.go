@@ -128,7 +128,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer closeStore()
-	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger)})
+	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle()})
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure

@@ -16,7 +16,7 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history); with --verify, re-hash and repair its blobs",
-		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--origin URLS] [--verify [--json]] [--log-level L]",
+		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--origin URLS] [--default-visibility V] [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
 "held <key>: waits for a valid agent-skills.yaml" (an upload held while the bucket's config is not the
@@ -56,6 +56,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		"with --bucket, the CloudWatch namespace UploadRejected is counted in, as the indexer Lambda does\n(default: $SKILLDROP_METRIC_NAMESPACE, else Skilldrop)")
 	originList := fs.String("origin", "", "render the documents too large for one response for these origins (comma-separated https://host,\n"+
 		"as the deployment's SKILLDROP_ORIGINS; default: the origins the catalog records)")
+	defaultVis := defaultVisibilityFlag(fs)
 	verify := fs.Bool("verify", false, "re-hash and repair the blobs the catalog pins, instead of reconciling the keys")
 	asJSON := fs.Bool("json", false, "with --verify, print one JSON document instead of lines")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -70,6 +71,11 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	lv, err := level()
+	if err != nil {
+		printf(stderr, "skilldrop reindex: %v\n", err)
+		return exitUsage
+	}
+	vis, err := defaultVis()
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitUsage
@@ -102,7 +108,8 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printf(stderr, "skilldrop reindex: --metric-namespace: %v\n", err)
 		return exitUsage
 	}
-	ix, err := indexer.New(indexer.Config{Store: st, Origins: origins, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics, Bucket: tg.bucket})
+	ix, err := indexer.New(indexer.Config{Store: st, Origins: origins, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics,
+		Bucket: tg.bucket, DefaultVisibility: vis, ConfigSettle: tg.configSettle()})
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitFailure

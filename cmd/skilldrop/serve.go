@@ -27,11 +27,12 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve a directory laid out like the bucket with the Lambda's handler, re-indexing it as it changes",
-		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--api-key-sha256 HASHES] [--log-level L]",
+		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--api-key-sha256 HASHES] [--default-visibility V] [--log-level L]",
 		about: `It listens first (a taken port fails before anything is read or written), then indexes what changed in
 DIR since its catalog was written (everything the first time; reindex --dir re-reads all) and serves it,
 re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON
-logs on stderr.
+logs on stderr. A changed agent-skills.yaml is read once it has been left alone for a second, so a save still
+in progress is never read half-written; replace it in one step all the same (write a copy, then rename it).
 
 It writes into DIR, as the indexer writes into the bucket: catalog/ (catalog.json, status.json), blobs/sha256/
 (the validated bytes) and .skilldrop/ (the directory store's temporary files and lock). Serve a copy of a folder
@@ -73,9 +74,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	baseURL := fs.String("base-url", "", "the public origin to advertise (default: the request's Host)")
 	trustFwd := fs.Bool("trust-forwarded", false, "take the origin from X-Forwarded-Host/-Proto (only behind a proxy that sets them)")
 	hashes := fs.String("api-key-sha256", "", "comma-separated SHA-256 hashes of the accepted API keys (default: $"+apikey.EnvHashes+")")
+	defaultVis := defaultVisibilityFlag(fs)
 	level := logLevelFlag(fs, "INFO")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	vis, err := defaultVis()
+	if err != nil {
+		printf(stderr, "skilldrop serve: %v\n", err)
+		return exitUsage
 	}
 	if *hashes == "" {
 		*hashes = os.Getenv(apikey.EnvHashes)
@@ -122,7 +129,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	defer func() { _ = st.Close() }()
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: auditor})
+	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: auditor, DefaultVisibility: vis, ConfigSettle: localSettle})
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitFailure

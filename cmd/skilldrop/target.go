@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -40,6 +42,36 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.dir, "dir", "", "a local directory laid out like the bucket (what skilldrop serve serves)")
 	fs.StringVar(&t.region, "region", "", "with --bucket, the bucket's AWS region (default: $AWS_REGION, else the profile's region)")
 	fs.StringVar(&t.profile, "profile", "", "with --bucket, the AWS profile of ~/.aws/config to use (default: $AWS_PROFILE, else the profile named default)")
+}
+
+// localSettle is how long a local directory's agent-skills.yaml must have
+// been left alone before it is read (indexer.Config.ConfigSettle): an
+// editor's save or a copy can be read while it is still being written, and
+// a config cut short may hide less than the whole one. A bucket's objects
+// are written whole.
+const localSettle = time.Second
+
+// configSettle is the indexer's ConfigSettle for the target.
+func (t *target) configSettle() time.Duration {
+	if t.dir != "" {
+		return localSettle
+	}
+	return 0
+}
+
+// defaultVisibilityFlag adds --default-visibility to a command that
+// indexes: the deployment's default, as the indexer Lambda's
+// SKILLDROP_DEFAULT_VISIBILITY gives it ("": the one the catalog records).
+func defaultVisibilityFlag(fs *flag.FlagSet) func() (catalog.Visibility, error) {
+	v := fs.String("default-visibility", "", "public or authenticated: what entries get when agent-skills.yaml sets none, recorded in the catalog\n"+
+		"as the deployment's SKILLDROP_DEFAULT_VISIBILITY is (default: the one the catalog records, else public)")
+	return func() (catalog.Visibility, error) {
+		vis, err := catalog.ParseVisibility(*v)
+		if err != nil {
+			return "", fmt.Errorf("--default-visibility: %w", err)
+		}
+		return vis, nil
+	}
 }
 
 // Errors of open. errTarget and a *setupError are the command line's to

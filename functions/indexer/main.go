@@ -15,6 +15,9 @@
 //	                                   documents are rendered into the bucket for
 //	SKILLDROP_QUEUE_URL                the indexer's own queue, where a large re-index or
 //	                                   reconcile is fed in chunks (unset: it reads every key itself)
+//	SKILLDROP_DEFAULT_VISIBILITY       public or authenticated: what an entry gets when
+//	                                   agent-skills.yaml sets neither its visibility nor a
+//	                                   default_visibility (unset: the one the catalog records)
 //	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
 package main
 
@@ -35,6 +38,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/memlimit"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -51,6 +55,8 @@ type settings struct {
 	origins   []*url.URL
 	limits    archive.Limits
 	level     slog.Level
+	// defaultVis is the deployment's default visibility ("": unset).
+	defaultVis catalog.Visibility
 }
 
 // parseEnv reads the settings; every bad value is an error naming the variable.
@@ -62,6 +68,9 @@ func parseEnv(getenv func(string) string) (settings, error) {
 	var err error
 	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
 		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
+	}
+	if s.defaultVis, err = catalog.ParseVisibility(getenv("SKILLDROP_DEFAULT_VISIBILITY")); err != nil {
+		return s, fmt.Errorf("SKILLDROP_DEFAULT_VISIBILITY: %w", err)
 	}
 	for o := range strings.SplitSeq(getenv("SKILLDROP_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o == "" {
@@ -138,6 +147,8 @@ func main() {
 		Limits:  s.limits,
 		Queue:   q,
 		Origins: s.origins,
+		// S3 writes an object whole, so agent-skills.yaml needs no ConfigSettle here.
+		DefaultVisibility: s.defaultVis,
 	})
 	if err != nil {
 		logger.Error("indexer: configuration", "error", err.Error())

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 
 func TestParseEnv(t *testing.T) {
@@ -22,8 +23,9 @@ func TestParseEnv(t *testing.T) {
 			"SKILLDROP_BUCKET": "b", "SKILLDROP_METRIC_NAMESPACE": "Team/Skills", "SKILLDROP_LOG_LEVEL": "debug",
 			"SKILLDROP_MAX_ARTIFACT_BYTES": "1048576", "SKILLDROP_MAX_ENTRIES": "50", "SKILLDROP_MAX_EXPANDED_BYTES": "2097152",
 			"SKILLDROP_MAX_DECOMPRESSION_RATIO": "20.5", "SKILLDROP_QUEUE_URL": "http://127.0.0.1:4566/000000000000/q",
-			"SKILLDROP_ORIGINS": "https://Skills.Example.com, https://abc.execute-api.eu-west-1.amazonaws.com",
-		}, settings{bucket: "b", namespace: "Team/Skills", queueURL: "http://127.0.0.1:4566/000000000000/q", level: slog.LevelDebug,
+			"SKILLDROP_ORIGINS":            "https://Skills.Example.com, https://abc.execute-api.eu-west-1.amazonaws.com",
+			"SKILLDROP_DEFAULT_VISIBILITY": "authenticated",
+		}, settings{bucket: "b", namespace: "Team/Skills", defaultVis: catalog.Authenticated, queueURL: "http://127.0.0.1:4566/000000000000/q", level: slog.LevelDebug,
 			origins: []*url.URL{{Scheme: "https", Host: "skills.example.com"}, {Scheme: "https", Host: "abc.execute-api.eu-west-1.amazonaws.com"}},
 			limits: archive.Limits{
 				MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
@@ -36,6 +38,7 @@ func TestParseEnv(t *testing.T) {
 		{"a ratio that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_DECOMPRESSION_RATIO": "NaN"}, settings{}, "SKILLDROP_MAX_DECOMPRESSION_RATIO"},
 		{"an unknown log level", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_LOG_LEVEL": "LOUD"}, settings{}, "SKILLDROP_LOG_LEVEL"},
 		{"an origin with a path", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_ORIGINS": "https://x.example/prod"}, settings{}, "SKILLDROP_ORIGINS"},
+		{"an unknown default visibility", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_DEFAULT_VISIBILITY": "internal"}, settings{}, "SKILLDROP_DEFAULT_VISIBILITY"},
 		{"an origin without a scheme", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_ORIGINS": "x.example"}, settings{}, "SKILLDROP_ORIGINS"},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 )
 
@@ -899,5 +900,49 @@ func TestLocalStackInitMirrorsTheNotifications(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "SqsManagedSseEnabled=true") {
 		t.Error("the init script's queue is not SSE-SQS, as IndexerQueue is")
+	}
+}
+
+// TestDefaultVisibilityParameter: the deployment's default visibility is a
+// parameter of the two values the indexer accepts, public unless chosen
+// (a stack deployed before keeps its behaviour), handed to the indexer
+// alone: the api serves what the catalog records.
+func TestDefaultVisibilityParameter(t *testing.T) {
+	tpl := load(t)
+	p := Get(tpl.Root, "Parameters", "DefaultVisibility")
+	if p == nil {
+		t.Fatal("no DefaultVisibility parameter")
+	}
+	if d := Get(p, "Default"); d == nil || d.Value != string(catalog.Public) {
+		t.Errorf("DefaultVisibility's default is %v, want public", d)
+	}
+	allowed := Get(p, "AllowedValues")
+	var values []string
+	for _, v := range allowed.Content {
+		if _, err := catalog.ParseVisibility(v.Value); err != nil || v.Value == "" {
+			t.Errorf("DefaultVisibility allows %q, which the indexer refuses", v.Value)
+		}
+		values = append(values, v.Value)
+	}
+	if !slices.Equal(values, []string{string(catalog.Public), string(catalog.Authenticated)}) {
+		t.Errorf("DefaultVisibility allows %v, want public and authenticated", values)
+	}
+	if d := Get(p, "Description"); d == nil || !strings.Contains(d.Value, "the internet") {
+		t.Error("DefaultVisibility's description does not say that public means the whole internet")
+	}
+	if !isRef(Get(tpl.Resource(indexerFn), "Properties", "Environment", "Variables", "SKILLDROP_DEFAULT_VISIBILITY"), "DefaultVisibility") {
+		t.Error("the indexer's SKILLDROP_DEFAULT_VISIBILITY is not !Ref DefaultVisibility")
+	}
+	if Get(tpl.Resource(apiFn), "Properties", "Environment", "Variables", "SKILLDROP_DEFAULT_VISIBILITY") != nil {
+		t.Error("the api is given a default visibility: only the indexer decides visibility")
+	}
+	var grouped bool
+	for _, g := range Get(tpl.Root, "Metadata", "AWS::CloudFormation::Interface", "ParameterGroups").Content {
+		for _, name := range Get(g, "Parameters").Content {
+			grouped = grouped || name.Value == "DefaultVisibility"
+		}
+	}
+	if !grouped {
+		t.Error("DefaultVisibility is in no parameter group of the console's form")
 	}
 }
