@@ -75,6 +75,8 @@ type validation struct {
 	// served is the key the bucket serves the folder from, for the note on
 	// Publish (Key is left out of a rejection).
 	served string
+	// note is said on stderr beside the result (not part of the JSON).
+	note string
 }
 
 // publishForm is what publish would upload, or why it would refuse.
@@ -147,8 +149,10 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		for _, w := range v.Warnings {
 			printf(stderr, "warning %s: %s\n", printable(v.Path), oneLine(w))
 		}
-		if n := publishNote(v); n != "" {
-			printf(stderr, "note %s: %s\n", printable(v.Path), n)
+		for _, n := range []string{publishNote(v), v.note} {
+			if n != "" {
+				printf(stderr, "note %s: %s\n", printable(v.Path), n)
+			}
 		}
 	}
 	return finish(out, stderr, status)
@@ -319,7 +323,48 @@ func validateConfig(p string) validation {
 		}
 		return rejected(p, err)
 	}
-	return validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
+	v := validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
+	keys, ok := layoutKeys(filepath.Dir(p))
+	if !ok {
+		v.note = "its names were not checked against any skill: it is not at the root of a directory laid out like the bucket " +
+			"(skills/, listings/, subagents/); once it is uploaded, `skilldrop status` lists the entries that name nothing published"
+		return v
+	}
+	for _, u := range cfg.Unmatched(skillsconfig.PublishedAt(keys)) {
+		v.Warnings = append(v.Warnings, u.Message)
+	}
+	return v
+}
+
+// layoutKeys lists the keys under the source prefixes of dir when it is
+// laid out like the bucket (it holds skills/, listings/ or subagents/),
+// as the bucket would hold them: what a config beside them names.
+func layoutKeys(dir string) ([]string, bool) {
+	var keys []string
+	laidOut := false
+	for _, prefix := range []string{artifact.SkillsPrefix, artifact.ListingsPrefix, artifact.SubagentsPrefix} {
+		root := filepath.Join(dir, filepath.FromSlash(prefix))
+		if st, err := os.Stat(root); err != nil || !st.IsDir() {
+			continue
+		}
+		laidOut = true
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return fs.SkipDir
+			case strings.HasPrefix(d.Name(), ".") && p != root:
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			case !d.IsDir():
+				rel, _ := filepath.Rel(dir, p)
+				keys = append(keys, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+	}
+	return keys, laidOut
 }
 
 // rejected is the outcome for an error: its stable code when it has one,

@@ -45,6 +45,10 @@ func LocalKey(p string, agent bool) (Key, error) {
 	default:
 		var ok bool
 		if name, k.Type, k.Format, ok = cutFileName(base, agent); !ok {
+			if nearConfigKey(base) {
+				return k, &Error{Code: CodeUnsupportedFile, Entry: clip(p), Msg: "not a skill or sub-agent file, nor the operator config: " +
+					"the config is read only from a file named exactly " + ConfigKey + " (rename it, then `skilldrop validate " + ConfigKey + "`)"}
+			}
 			return k, &Error{Code: CodeUnsupportedFile, Entry: clip(p), Msg: "not a skill or sub-agent file: want " + localForms}
 		}
 	}
@@ -98,6 +102,21 @@ func BucketKeyOf(p string) (k Key, ok bool) {
 		return k, err == nil && (k.Kind == KindSkill || k.Kind == KindSubagent)
 	}
 	return Key{}, false
+}
+
+// nearConfigKey reports whether a file name is a likely slip for ConfigKey:
+// another extension (.yml, .json), another case, "_" for "-", the singular.
+func nearConfigKey(base string) bool {
+	stem := strings.ToLower(base)
+	if i := strings.LastIndexByte(stem, '.'); i > 0 {
+		stem = stem[:i]
+	}
+	stem = strings.NewReplacer("_", "-", " ", "-").Replace(stem)
+	switch stem {
+	case "agent-skills", "agentskills", "agent-skill", "agents-skills", "agent-skills.yaml":
+		return base != ConfigKey
+	}
+	return false
 }
 
 // named validates the name a local path implies and sets it.

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+)
+
+// builtRun runs the built command with args in dir and returns its exit
+// status and output.
+func builtRun(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(builtCLI(t), args...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// TestValidateRefusesAConfigThatSaysLess: through the built command, every
+// spelling of an empty config, one without a version and one whose
+// visibility has no value are rejected as invalid_config, each with its
+// reason (issue 23: they validated ok, and made everything public).
+func TestValidateRefusesAConfigThatSaysLess(t *testing.T) {
+	const hide = "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n"
+	for name, tt := range map[string]struct{ doc, says string }{
+		"0 bytes":          {"", "invalid_config: the config is empty"},
+		"comments only":    {"# later\n", "invalid_config: the config is empty"},
+		"---":              {"---\n", "invalid_config: the config is empty"},
+		"null":             {"null\n", "invalid_config: the config is empty"},
+		"{}":               {"{}\n", "invalid_config: the config is empty"},
+		"no version":       {strings.TrimPrefix(hide, "version: 1\n"), "invalid_config: version: is required"},
+		"visibility ~":     {strings.Replace(hide, "authenticated", "~", 1), "invalid_config: skills[0].visibility: line 4: visibility has no value"},
+		`visibility ""`:    {strings.Replace(hide, "authenticated", `""`, 1), "invalid_config: skills[0].visibility: line 4: visibility is empty"},
+		"misindented line": {hide + "  - name: other\n   visibility: authenticated\n", "invalid_config: YAML: line 6: did not find expected '-' indicator"},
+		"a hidden description": {hide + "    description: \"Rotates \\u202ekeys\"\n",
+			"invalid_config: skills[0].description: holds the invisible character U+202E at character 9"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "agent-skills.yaml", tt.doc)
+			code, out, errOut := builtRun(t, dir, "validate", "agent-skills.yaml")
+			if code != exitFailure || !strings.HasPrefix(out, "rejected agent-skills.yaml "+tt.says) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tt.says)
+			}
+		})
+	}
+}
+
+// TestValidateNamesWhatAConfigMisses: a config at the root of a bucket
+// layout is checked against the names its drops publish; a misspelt one
+// is a warning with the name it likely means (the config is valid: an
+// entry may come before its skill). A file named like the config but not
+// exactly is told the name.
+func TestValidateNamesWhatAConfigMisses(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/k8s-rollback.md":         skillDoc("k8s-rollback"),
+		"skills/pdf-tools/SKILL.md":      skillDoc("pdf-tools"),
+		"listings/partner/skills/faq.md": skillDoc("faq"),
+		"subagents/reviewer/agent.md":    skilltest.AgentMD("reviewer", "1", "Reviews."),
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: k8s-rolback\n    visibility: authenticated\n  - name: pdf-tools\n" +
+			"listings:\n  partner:\n    skills:\n      - name: fqa\n        visibility: authenticated\n" +
+			"subagents:\n  - name: reviewer\n    visibility: authenticated\n",
+	})
+	code, out, errOut := builtRun(t, dir, "validate", "agent-skills.yaml")
+	if code != exitOK || !strings.HasPrefix(out, "ok agent-skills.yaml - config ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, want := range []string{
+		`warning agent-skills.yaml: skills[0]: "k8s-rolback" names no published skill (did you mean "k8s-rollback"?); its settings apply to nothing`,
+		`warning agent-skills.yaml: listings.partner.skills[0]: "fqa" names no published skill of listing partner (did you mean "faq"?)`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Count(errOut, "warning ") != 2 {
+		t.Errorf("want two warnings (pdf-tools and reviewer are published):\n%s", errOut)
+	}
+	_, out, _ = builtRun(t, dir, "validate", "--json", "agent-skills.yaml")
+	if !strings.Contains(out, `did you mean \"k8s-rollback\"?`) {
+		t.Errorf("the JSON result lacks the warning: %s", out)
+	}
+
+	alone := t.TempDir()
+	writeFile(t, alone, "agent-skills.yaml", "version: 1\nskills:\n  - name: k8s-rolback\n")
+	if code, _, errOut := builtRun(t, alone, "validate", "agent-skills.yaml"); code != exitOK ||
+		!strings.Contains(errOut, "note agent-skills.yaml: its names were not checked against any skill") {
+		t.Errorf("a config with no layout around it: exit %d, stderr %q; want the note that names were not checked", code, errOut)
+	}
+
+	for _, name := range []string{"agent-skills.yml", "Agent-Skills.yaml", "agent_skills.yaml", "agent-skills.json"} {
+		writeFile(t, alone, name, "version: 1\n")
+		code, out, _ := builtRun(t, alone, "validate", name)
+		if code != exitFailure || !strings.Contains(out, "the config is read only from a file named exactly agent-skills.yaml") {
+			t.Errorf("validate %s: exit %d, %q; want the config's name", name, code, out)
+		}
+		code, out, _ = builtRun(t, alone, "publish", "--dir", t.TempDir(), name)
+		if code != exitFailure || !strings.Contains(out, "named exactly agent-skills.yaml") {
+			t.Errorf("publish %s: exit %d, %q; want the config's name", name, code, out)
+		}
+	}
+}
