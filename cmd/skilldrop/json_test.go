@@ -78,7 +78,7 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 	// beta has a finding its entry allows; solo's only version is revoked.
 	beta := skillDoc("beta") + "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n"
 	solo := digest.Of([]byte(skillDoc("solo")))
-	config := "version: 1\nlistings:\n  partner-a:\n    skills:\n      - name: x\nskills:\n  - name: ext\n    type: skill-md\n    description: External.\n" +
+	config := "version: 1\nlistings:\n  partner-a:\n    skills:\n      - name: x\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: ext\n    type: skill-md\n    description: External.\n" +
 		"    url: https://cdn.example.com/ext.md\n    digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n" +
 		"  - name: beta\n    allow:\n      - digest: " + digest.Of([]byte(beta)).String() + "\n        rules: [persistence.shell-rc]\n        reason: ours\n"
 	skilltest.WriteFiles(t, bucket, map[string]string{
@@ -88,6 +88,9 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 		"skills/beta/notes.txt":             "beside",
 		"skills/wrong.md":                   skillDoc("other"),
 		"agent-skills.yaml":                 config,
+		// A hidden skill, and a listing's own public one holding a file of it.
+		"skills/secret.zip":                   string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("secret"), "run.sh": "echo secret\n"})),
+		"listings/partner-a/skills/moved.zip": string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("moved"), "run.sh": "echo secret\n"})),
 	})
 	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
@@ -121,7 +124,7 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = st.Close()
-	code, out, _ := runCLI("status", "--dir", bucket, "--json")
+	code, out, _ := runCLI("status", "--dir", bucket, "--json", "--versions")
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
 	}

@@ -24,12 +24,17 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "print the published skills and sub-agents with their latest versions, and the recent rejections",
-		args:    "(--bucket NAME [--region R] [--profile P] | --dir DIR) [--all] [--rejections N] [--json]",
+		args:    "(--bucket NAME [--region R] [--profile P] | --dir DIR) [--all] [--versions] [--rejections N] [--json]",
 		about: `Reads catalog/catalog.json and catalog/status.json; writes nothing. Each rejection is marked with what
 became of it since: open (still the last word on its key), fixed (a later version was published from the key, or
 a later agent-skills.yaml put in force), deleted (the key is gone) or superseded (a later rejection of the key).
 Keys and messages are printed with every character that could act on a terminal escaped; --json keeps the exact
 values (such characters as \uXXXX escapes). The JSON shape is in the README.
+
+Each entry shows when its latest version was published (--versions: every version, newest first). A public
+entry whose bytes an authenticated entry holds too (a hidden skill moved into a listing or renamed: visibility
+follows the name, not the bytes) is flagged "same bytes as hidden …"; entries of agent-skills.yaml that name
+nothing published (a misspelt name, whose settings apply to nothing) are listed under the config.
 
 exit status: 0 (also when nothing was indexed yet), 1 when the catalog cannot be read, 2 on usage errors`,
 		run: runStatus,
@@ -80,22 +85,36 @@ type configSummary struct {
 }
 
 type entrySummary struct {
-	ID          string   `json:"id"` // the name, or <listing>/<name> for a listing's own skill
-	Name        string   `json:"name"`
-	Listing     string   `json:"listing,omitempty"`
-	Latest      string   `json:"latest"`
-	Type        string   `json:"type"`
-	Visibility  string   `json:"visibility"`
-	Versions    int      `json:"versions"`
-	Source      string   `json:"source"`
-	Withdrawn   bool     `json:"withdrawn"`
-	ExternalURL string   `json:"externalUrl,omitempty"`
-	Listings    []string `json:"listings,omitempty"`
-	Contenders  []string `json:"contenders,omitempty"`
+	ID      string `json:"id"` // the name, or <listing>/<name> for a listing's own skill
+	Name    string `json:"name"`
+	Listing string `json:"listing,omitempty"`
+	Latest  string `json:"latest"`
+	// PublishedAt is when the latest version was published.
+	PublishedAt time.Time `json:"publishedAt,omitzero"`
+	Type        string    `json:"type"`
+	Visibility  string    `json:"visibility"`
+	Versions    int       `json:"versions"`
+	Source      string    `json:"source"`
+	Withdrawn   bool      `json:"withdrawn"`
+	ExternalURL string    `json:"externalUrl,omitempty"`
+	Listings    []string  `json:"listings,omitempty"`
+	Contenders  []string  `json:"contenders,omitempty"`
 	// Scan is the latest version's content scan (absent: never scanned).
 	Scan *scan.Result `json:"scan,omitempty"`
 	// Served is false for an entry none of whose versions is in service.
 	Served bool `json:"served"`
+	// HiddenElsewhere are the authenticated entries holding bytes this
+	// public one serves (catalog.HiddenElsewhere).
+	HiddenElsewhere []catalog.Overlap `json:"hiddenElsewhere,omitempty"`
+	// History is every version, newest first (--versions).
+	History []versionSummary `json:"history,omitempty"`
+}
+
+type versionSummary struct {
+	Version     string        `json:"version"`
+	Digest      digest.Digest `json:"digest"`
+	PublishedAt time.Time     `json:"publishedAt"`
+	Source      string        `json:"source,omitempty"`
 }
 
 type rejectionStatus struct {
@@ -119,6 +138,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var tg target
 	tg.flags(fs)
 	all := fs.Bool("all", false, "also list withdrawn skills and sub-agents")
+	versions := fs.Bool("versions", false, "list every version of each entry with its publish time, newest first")
 	limit := fs.Int("rejections", 20, "how many recent rejections to print (0: none)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of tables")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -160,6 +180,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(rs) > *limit {
 		rs = rs[:*limit]
 	}
+	if *versions {
+		if err := c.LoadHistories(); err != nil {
+			printf(stderr, "skilldrop status: %v\n", err)
+			return exitFailure
+		}
+	}
 	doc := summarize(tg.String(), c, s, *all)
 	doc.Catalog.Size = info.Size
 	doc.Rejections = judge(ctx, st, c, s.Rejections, rs, stderr)
@@ -174,11 +200,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // summarize turns the catalog and status document into the status shape
 // (rejections aside).
 func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) statusDoc {
+	shared := catalog.HiddenElsewhere(c)
 	doc := statusDoc{
 		Target: where,
 		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
 			BucketConfig: c.Bucket, Held: []string{}},
-		Skills: entries(c.SortedSkills(), all), Subagents: entries(c.SortedSubagents(), all),
+		Skills: entries(c.SortedSkills(), all, shared), Subagents: entries(c.SortedSubagents(), all, shared),
 		Warnings: []keyWarning{}, Jobs: s.Jobs, Verify: s.Verify, Gone: slices.Clone(c.Gone),
 	}
 	if doc.Gone == nil {
@@ -203,22 +230,27 @@ func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) st
 	return doc
 }
 
-func entries(list []*catalog.Entry, all bool) []entrySummary {
+func entries(list []*catalog.Entry, all bool, shared map[*catalog.Entry][]catalog.Overlap) []entrySummary {
 	out := []entrySummary{}
 	for _, e := range list {
 		if !all && !e.Live() {
 			continue
 		}
-		typ := ""
-		var sc *scan.Result
-		if v := e.LatestVersion(); v != nil {
-			typ, sc = string(v.Type), v.Scan
-		}
-		out = append(out, entrySummary{
-			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Type: typ, Visibility: string(e.Visibility),
+		sum := entrySummary{
+			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Visibility: string(e.Visibility),
 			Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
-			Listings: e.Listings, Contenders: e.Contenders, Scan: sc, Served: e.Served(),
-		})
+			Listings: e.Listings, Contenders: e.Contenders, Served: e.Served(), HiddenElsewhere: shared[e],
+		}
+		if v := e.LatestVersion(); v != nil {
+			sum.Type, sum.PublishedAt, sum.Scan = string(v.Type), v.PublishedAt.UTC(), v.Scan
+		}
+		if e.HasHistory() {
+			for i := len(e.Versions) - 1; i >= 0; i-- {
+				v := e.Versions[i]
+				sum.History = append(sum.History, versionSummary{Version: v.Label, Digest: v.Digest, PublishedAt: v.PublishedAt.UTC(), Source: v.SourceKey})
+			}
+		}
+		out = append(out, sum)
 	}
 	return out
 }
@@ -324,6 +356,18 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 	if cfg := cat.Config; cfg != nil {
 		out.printf("config: %s %s, in force since %s\n", artifact.ConfigKey, cfg.Digest, cfg.AppliedAt.Format(time.RFC3339))
 	}
+	var unmatched []string
+	for _, w := range doc.Warnings {
+		if w.Key == artifact.ConfigKey {
+			unmatched = append(unmatched, w.Message)
+		}
+	}
+	if len(unmatched) > 0 {
+		out.printf("config: %d of its entries name nothing published (their settings, visibility included, apply to nothing):\n", len(unmatched))
+		for _, m := range unmatched {
+			out.printf("  %s\n", oneLine(m))
+		}
+	}
 	if b := cat.BucketConfig; b != nil {
 		out.printf("the bucket's %s is %s since %s: the config in force stays, and new publications are held until a valid one is uploaded\n",
 			artifact.ConfigKey, b.State, b.Since.UTC().Format(time.RFC3339))
@@ -348,10 +392,17 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 		out.printf("\n%s\n", title)
 		tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
-		_, _ = io.WriteString(tw, "  NAME\tLATEST\tTYPE\tVISIBILITY\tVERSIONS\tSCAN\tSOURCE\tNOTE\n")
+		_, _ = io.WriteString(tw, "  NAME\tLATEST\tPUBLISHED\tTYPE\tVISIBILITY\tVERSIONS\tSCAN\tSOURCE\tNOTE\n")
 		var findings []string
 		for _, e := range list {
 			var notes []string
+			for _, o := range e.HiddenElsewhere {
+				what := "same bytes as hidden " + string(o.Kind) + " " + printable(o.ID)
+				if o.File != "" {
+					what = "shares " + printable(o.File) + " with hidden " + string(o.Kind) + " " + printable(o.ID)
+				}
+				notes = append(notes, what)
+			}
 			if e.Withdrawn {
 				notes = append(notes, "withdrawn")
 			} else if !e.Served {
@@ -376,8 +427,11 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 					findings = append(findings, printable(e.ID)+" "+printable(e.Latest)+": "+a.Rule+" allowed: "+oneLine(printable(a.Reason)))
 				}
 			}
-			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), e.Type, e.Visibility,
+			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), timeOrDash(e.PublishedAt), e.Type, e.Visibility,
 				strconv.Itoa(e.Versions), verdict, printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
+			for _, v := range e.History {
+				_, _ = io.WriteString(tw, "    "+strings.Join([]string{printable(v.Version), timeOrDash(v.PublishedAt), v.Digest.String(), printable(v.Source)}, "\t")+"\n")
+			}
 		}
 		_ = tw.Flush()
 		if len(findings) > 0 {
@@ -410,12 +464,21 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 	}
 	renderVerify(out, doc.Verify)
-	if len(doc.Warnings) > 0 {
+	if len(doc.Warnings) > len(unmatched) {
 		out.printf("\nwarnings\n")
 		for _, w := range doc.Warnings {
-			out.printf("  %s: %s\n", printable(w.Key), oneLine(w.Message))
+			if w.Key != artifact.ConfigKey { // said under the config
+				out.printf("  %s: %s\n", printable(w.Key), oneLine(w.Message))
+			}
 		}
 	}
+}
+
+func timeOrDash(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // writerOf lets a tabwriter write through a resultWriter.

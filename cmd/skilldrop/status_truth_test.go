@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+)
+
+// TestStatusTellsWhatTheConfigMisses, through the built command: a hidden
+// skill whose folder is moved into a listing is published there under a
+// name no entry hides, and status flags the public entry with the hidden
+// one holding its bytes; the config's entry that now names nothing is
+// listed under the config with the name it likely means; every entry shows
+// its latest publish time, and --versions each version's, newest first.
+func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
+	dir := t.TempDir()
+	secret := string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("secret"), "scripts/rotate.sh": "rotate the keys\n"}))
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/secret.zip": secret,
+		"skills/notes.md":   skillDoc("notes"),
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: note\n    visibility: authenticated\n",
+	})
+	if code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	// The folder moved into a listing: the same bytes, another name's key.
+	if err := os.MkdirAll(filepath.Join(dir, "listings", "partner", "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "skills", "secret.zip"), filepath.Join(dir, "listings", "partner", "skills", "secret.zip")); err != nil {
+		t.Fatal(err)
+	}
+	// A new version of notes, so that it has two.
+	skilltest.WriteFiles(t, dir, map[string]string{"skills/notes.md": skilltest.SkillMD("notes", "2", "Notes, again.")})
+	if code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	code, out, errOut := builtRun(t, dir, "status", "--dir", dir, "--all")
+	if code != exitOK {
+		t.Fatalf("status: %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"config: 2 of its entries name nothing published",
+		`skills[0]: "secret" names no published skill (listing partner publishes a skill of that name: its entry belongs under listings.partner.skills)`,
+		`skills[1]: "note" names no published skill (did you mean "notes"?)`,
+		"same bytes as hidden skill secret",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	row := regexp.MustCompile(`(?m)^  partner/secret\s+\S+\s+(\S+)\s+archive\s+public\s.*same bytes as hidden skill secret`)
+	if m := row.FindStringSubmatch(out); m == nil || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(m[1]) {
+		t.Errorf("the moved skill's row lacks its publish time or the flag:\n%s", out)
+	}
+	if strings.Contains(out, "\nwarnings\n") {
+		t.Errorf("the config's findings are repeated under warnings:\n%s", out)
+	}
+
+	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--versions")
+	if !regexp.MustCompile(`(?m)^  notes\s+2\s+\S+Z\s+skill-md.*\n    2\s+\S+Z\s+sha256:\S+\s+skills/notes.md\n    \S+\s+\S+Z\s+sha256:\S+\s+skills/notes.md$`).MatchString(out) {
+		t.Errorf("--versions does not list notes' two versions, newest first:\n%s", out)
+	}
+	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--json", "--versions")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range doc.Skills {
+		switch e.ID {
+		case "partner/secret":
+			if len(e.HiddenElsewhere) != 1 || e.HiddenElsewhere[0].ID != "secret" || e.HiddenElsewhere[0].File != "" {
+				t.Errorf("partner/secret's hiddenElsewhere: %+v", e.HiddenElsewhere)
+			}
+		case "notes":
+			if len(e.History) != 2 || e.History[0].Version != "2" || !e.History[0].PublishedAt.Equal(e.PublishedAt) ||
+				!e.History[1].PublishedAt.Before(e.History[0].PublishedAt) {
+				t.Errorf("notes' history: %+v (latest published %s)", e.History, e.PublishedAt)
+			}
+		}
+	}
+}
