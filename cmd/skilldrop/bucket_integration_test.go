@@ -34,9 +34,10 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		stdout []string
 	}{
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"no catalog yet"}},
-		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"published skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
+		// No Lambda runs here: publish does not wait for one.
+		{[]string{"publish", "--bucket", bucket, "--wait", "0", "deploy-via-pr"}, exitOK, []string{"uploaded skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}},
-		// No Lambda runs here: a re-index indexes what was uploaded.
+		// A re-index indexes what was uploaded.
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}},
 		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}},
@@ -105,8 +106,8 @@ func TestProfileAndRegionFlagsOnABucket(t *testing.T) {
 	if code, _, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "flagged"); code != exitUsage || !strings.Contains(errOut, "no AWS region") {
 		t.Fatalf("publish without a region: exit %d, stderr %q", code, errOut)
 	}
-	code, out, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "--region", region, "flagged")
-	if code != exitOK || !strings.HasPrefix(out, "published skills/flagged.zip flagged 1 ") {
+	code, out, errOut := runCLI("publish", "--bucket", bucket, "--profile", "emulator", "--region", region, "--wait", "0", "flagged")
+	if code != exitOK || !strings.HasPrefix(out, "uploaded skills/flagged.zip flagged 1 ") {
 		t.Fatalf("publish --profile --region: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

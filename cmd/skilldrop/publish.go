@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -19,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "publish",
 		summary: "validate a skill folder, archive, SKILL.md or sub-agent with the indexer's rules and upload it as one object",
-		args:    "(--bucket NAME [--region R] [--profile P] | --dir DIR) [--listing NAME] [--subagent] [--json] [--log-level L] FILE-or-FOLDER",
+		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR) [--listing NAME] [--subagent] [--json] [--log-level L] FILE-or-FOLDER",
 		about: `Where FILE-or-FOLDER goes:
   <name>/ holding SKILL.md    packed into one deterministic zip, skills/<name>.zip (dot-files such as .env are
                               left out, and named on stderr)
@@ -31,21 +34,39 @@ With --listing NAME a skill goes under listings/NAME/ instead. The name a file o
 the frontmatter's (name_mismatch); name conflicts and version immutability are checked against the target's
 catalog before anything is uploaded.
 
-Prints "published <key> <name> <version> <digest>", "unchanged …" when the catalog already serves these bytes
-from that key, or "rejected <path> <code>: <message>"; with --json, one JSON document (its shape is in the README).
 With --dir the upload is indexed at once (catalog/, blobs/ and .skilldrop/ are written into DIR); a bucket's
-indexer Lambda indexes it on its event.
+indexer Lambda indexes it on its event, and publish waits for that (--wait, default 2m) to report what the
+catalog then holds, never what it foresaw:
+  published <key> <name> <version> <digest>   the catalog serves these bytes as the entry's latest version
+  unchanged <key> <name> <version> <digest>   it already did, from that key
+  held <key> <name> <version> <digest>        the indexer holds it until a valid agent-skills.yaml is in force
+  rejected <path> <code>: <message>           refused (before the upload, or by the indexer)
+  uploaded <key> <name> <version> <digest>    uploaded, and not indexed within --wait (or --wait 0: not waited for)
+A held or uploaded line is followed by a note on stderr saying why. With --json, one JSON document (its shape is
+in the README).
 
-exit status: 0 published or unchanged, 1 rejected or failed, 2 on usage errors (a bad flag, a path that does not
-exist, no region for --bucket)`,
+exit status: 0 published or unchanged (or uploaded with --wait 0), 1 rejected or failed, 2 on usage errors (a bad
+flag, a path that does not exist, no region for --bucket), 3 held, 4 uploaded but not indexed within --wait`,
 		run: runPublish,
 	})
 }
 
+// Exit statuses of publish beyond the shared ones.
+const (
+	exitHeld    = 3 // uploaded, and held until a valid agent-skills.yaml is in force
+	exitPending = 4 // uploaded, and not indexed within --wait
+)
+
+// The results publish reports (publication.Result) beside the indexer's fates.
+const (
+	resultUnchanged = "unchanged"
+	resultUploaded  = "uploaded"
+)
+
 // publication is the outcome of a publish; it is also the JSON shape of
 // `publish --json` (README: "publish --json").
 type publication struct {
-	Result   string        `json:"result"` // published, unchanged or rejected
+	Result   string        `json:"result"` // published, unchanged, held, rejected or uploaded
 	Path     string        `json:"path"`
 	Key      string        `json:"key,omitempty"`
 	Name     string        `json:"name,omitempty"`
@@ -71,6 +92,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	listing := fs.String("listing", "", "publish a skill only in this listing (listings/NAME/skills/…)")
 	subagent := fs.Bool("subagent", false, "read a <name>.md file or a folder as a sub-agent (agent.md)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
+	wait := fs.Duration("wait", 2*time.Minute, "with --bucket, how long to wait for the indexer to index the upload and say what it did (0: do not wait)")
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -109,16 +131,23 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, w := range p.Warnings {
 			printf(stderr, "warning %s: %s\n", printable(path), oneLine(w))
 		}
-		if p.Result == "rejected" {
+		if p.Result == indexer.FateRejected {
 			out.printf("rejected %s %s: %s\n", printable(path), p.Code, oneLine(p.Message))
 		} else {
 			out.printf("%s %s %s %s %s\n", p.Result, printable(p.Key), p.Name, printable(p.Version), p.Digest)
+			if p.Message != "" {
+				printf(stderr, "note %s: %s\n", printable(path), oneLine(p.Message))
+			}
 		}
 		return finish(out, stderr, status)
 	}
 	if err != nil {
 		r := rejected(path, err)
-		return report(publication{Result: "rejected", Path: path, Code: r.Code, Message: r.Message}, exitFailure)
+		return report(publication{Result: indexer.FateRejected, Path: path, Code: r.Code, Message: r.Message}, exitFailure)
+	}
+	if *wait < 0 {
+		printf(stderr, "skilldrop publish: --wait %s: want 0 or more\n", *wait)
+		return exitUsage
 	}
 	lvl, _ := obs.ParseLevel(lv)
 	logger := obs.NewLogger(stderr, lvl)
@@ -140,34 +169,160 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitFailure
 		}
 		r := rejected(path, err)
-		return report(publication{Result: "rejected", Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
+		return report(publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
 	}
 	p := publication{
-		Result: "published", Path: path, Key: up.Key, Name: a.Name, Type: string(a.Type), Version: a.Version,
+		Result: indexer.FatePublished, Path: path, Key: up.Key, Name: a.Name, Type: string(a.Type), Version: a.Version,
 		Digest: a.Digest, Size: a.Size, Warnings: a.Warnings, LeftOut: up.LeftOut,
 	}
 	if len(up.Ignored) > 0 {
 		p.Warnings = append(p.Warnings, "only its agent.md is published; ignored: "+strings.Join(quoteAll(up.Ignored), ", "))
 	}
-	if _, err := st.Put(ctx, up.Key, up.Body, store.PutOptions{ContentType: up.ContentType}); err != nil {
+	before, err := loadStatus(ctx, st)
+	if err != nil {
+		printf(stderr, "skilldrop publish: %v\n", err)
+		return exitFailure
+	}
+	info, err := st.Put(ctx, up.Key, up.Body, store.PutOptions{ContentType: up.ContentType})
+	if err != nil {
 		printf(stderr, "skilldrop publish: upload %s to %s: %v\n", up.Key, tg.String(), err)
 		return exitFailure
 	}
-	if tg.dir != "" {
+	u := indexer.Upload{Key: up.Key, ETag: info.ETag, Digest: a.Digest, RejectedAt: indexer.NewestRejection(before, up.Key)}
+	var fate indexer.Fate
+	switch {
+	case tg.dir != "":
 		res, err := ix.Reconcile(ctx, up.Key)
 		if err != nil {
 			printf(stderr, "skilldrop publish: index %s: %v\n", up.Key, err)
 			return exitFailure
 		}
+		// What indexing did, not what Check foresaw; a rejection the status
+		// document held already (the same bytes refused the same way) is
+		// in the result, not recorded again.
+		unchanged = slices.Contains(res.Unchanged, up.Key)
 		for _, r := range res.Rejected {
-			return report(publication{Result: "rejected", Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
+			if r.Key != up.Key {
+				continue // the config's own, say, which holds the upload
+			}
+			return report(publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
 		}
-		unchanged = slices.Contains(res.Unchanged, up.Key) // what indexing did, not what Check foresaw
+		fate, err = awaitFate(ctx, st, u, 0)
+		if err != nil {
+			printf(stderr, "skilldrop publish: %v\n", err)
+			return exitFailure
+		}
+	case unchanged:
+		// The catalog already serves these bytes from the key (Check read
+		// it): there is nothing for the indexer to change.
+		fate.Result = indexer.FatePublished
+	case *wait == 0:
+		p.Result, p.Message = resultUploaded, "not waited for (--wait 0): the indexer indexes it on its event; `skilldrop status` shows what it did"
+		return report(p, exitOK)
+	default:
+		if fate, err = awaitFate(ctx, st, u, *wait); err != nil {
+			printf(stderr, "skilldrop publish: uploaded %s; then %v\n", up.Key, err)
+			return exitFailure
+		}
 	}
-	if unchanged {
-		// Uploaded all the same: the bucket may hold other bytes at the
-		// key that the catalog has not caught up with.
-		p.Result = "unchanged"
+	switch fate.Result {
+	case indexer.FatePublished:
+		if unchanged {
+			p.Result = resultUnchanged
+		}
+		if fate.Version != "" {
+			p.Version = fate.Version
+		}
+		return report(p, exitOK)
+	case indexer.FateHeld:
+		p.Result, p.Message = indexer.FateHeld, fate.Message
+		return report(p, exitHeld)
+	case indexer.FateRejected:
+		return report(publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: fate.Code, Message: fate.Message, LeftOut: up.LeftOut}, exitFailure)
 	}
-	return report(p, exitOK)
+	p.Result = resultUploaded
+	p.Message = fmt.Sprintf("not indexed within %s: is the indexer deployed, and the bucket's notifications reaching its queue? "+
+		"`skilldrop status` shows what became of it", *wait)
+	if r := lastRejection(before, up.Key); r != nil && r.Digest.Equal(a.Digest) {
+		// The indexer records a refusal it repeats once only.
+		p.Message += fmt.Sprintf("; these bytes were refused at %s before (%s): %s: %s", up.Key, r.Time.UTC().Format(time.RFC3339), r.Code, r.Message)
+	}
+	if tg.dir != "" {
+		p.Message = "indexed, but the catalog holds neither a publication nor a rejection of it; `skilldrop status` shows what it holds"
+	}
+	return report(p, exitPending)
+}
+
+// pollEvery is how often publish reads the catalog's ETag while it waits.
+const pollEvery = time.Second
+
+// awaitFate reads the target's catalog and status document until they say
+// what became of u (indexer.FateOf), or wait has passed (at least one
+// look): each is read again only when its ETag changed.
+func awaitFate(ctx context.Context, st store.Store, u indexer.Upload, wait time.Duration) (indexer.Fate, error) {
+	deadline := time.Now().Add(wait)
+	var (
+		c               *catalog.Catalog
+		s               *catalog.Status
+		catTag, statTag string
+	)
+	for {
+		info, err := st.Head(ctx, catalog.Key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return indexer.Fate{}, fmt.Errorf("read %s: %w", catalog.Key, err)
+		case info.ETag != catTag:
+			if c, _, err = catalog.Load(ctx, st); err != nil {
+				return indexer.Fate{}, err
+			}
+			catTag = info.ETag
+		}
+		info, err = st.Head(ctx, catalog.StatusKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return indexer.Fate{}, fmt.Errorf("read %s: %w", catalog.StatusKey, err)
+		case info.ETag != statTag:
+			if s, err = loadStatus(ctx, st); err != nil {
+				return indexer.Fate{}, err
+			}
+			statTag = info.ETag
+		}
+		if c != nil {
+			if f := indexer.FateOf(c, s, u); f.Result != indexer.FatePending {
+				return f, nil
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return indexer.Fate{Result: indexer.FatePending}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return indexer.Fate{}, ctx.Err()
+		case <-time.After(min(pollEvery, time.Until(deadline))):
+		}
+	}
+}
+
+// lastRejection is the newest rejection s holds for key, or nil.
+func lastRejection(s *catalog.Status, key string) *catalog.Rejection {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Rejections {
+		if s.Rejections[i].Key == key {
+			return &s.Rejections[i]
+		}
+	}
+	return nil
+}
+
+// loadStatus reads the status document (nil when there is none yet).
+func loadStatus(ctx context.Context, st store.Store) (*catalog.Status, error) {
+	s, _, err := catalog.LoadStatus(ctx, st)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return s, err
 }

@@ -1,0 +1,113 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// TestPublishReportsWhatTheBucketsIndexerDid runs the built command's
+// publish against a bucket of the emulator while the test plays the
+// indexer Lambda (moto runs none): once the upload lands it reconciles the
+// key, as the upload's event would. publish says what the catalog then
+// holds: published, held under an invalid agent-skills.yaml (exit 3),
+// rejected by the indexer for a reason it could not foresee (a name taken
+// meanwhile), and uploaded when no indexer came within --wait (exit 4).
+func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	st := store.NewS3(cfg, bucket)
+	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	src := t.TempDir()
+	skilltest.WriteFiles(t, src, map[string]string{
+		"one.md": skillDoc("one"), "two.md": skillDoc("two"), "three.md": skillDoc("three"), "four.md": skillDoc("four"),
+	})
+	put := func(key, body string) {
+		t.Helper()
+		if _, err := st.Put(ctx, key, []byte(body), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// lambda reconciles key once it is in the bucket (first running
+	// before, which may publish what was uploaded earlier).
+	lambda := func(key string, before func()) chan error {
+		done := make(chan error, 1)
+		go func() {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if _, err := st.Head(ctx, key); errors.Is(err, store.ErrNotFound) {
+					continue
+				} else if err != nil {
+					done <- err
+					return
+				}
+				if before != nil {
+					before()
+				}
+				_, err := ix.Reconcile(ctx, key)
+				done <- err
+				return
+			}
+			done <- errors.New(key + " never landed")
+		}()
+		return done
+	}
+	publish := func(name string, wait string) (int, string, string) {
+		return builtRun(t, src, "publish", "--bucket", bucket, "--wait", wait, name+".md")
+	}
+
+	done := lambda("skills/one.md", nil)
+	if code, out, errOut := publish("one", "30s"); code != exitOK || !strings.HasPrefix(out, "published skills/one.md one ") {
+		t.Fatalf("publish with the indexer at work: exit %d, %q %q", code, out, errOut)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	put("agent-skills.yaml", "version: 1\nskills:\n  - name: two\n    visibilty: authenticated\n")
+	done = lambda("skills/two.md", nil)
+	code, out, errOut := publish("two", "30s")
+	if code != exitHeld || !strings.HasPrefix(out, "held skills/two.md two ") || !strings.Contains(errOut, "agent-skills.yaml is invalid") {
+		t.Fatalf("publish under an invalid config: exit %d, stdout %q, stderr %q; want held, exit 3", code, out, errOut)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	put("agent-skills.yaml", "version: 1\n")
+	if _, err := ix.Reconcile(ctx, "agent-skills.yaml"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Meanwhile another upload claims the name and is indexed first.
+	done = lambda("skills/three.md", func() {
+		put("skills/three/SKILL.md", skillDoc("three"))
+		if _, err := ix.Reconcile(ctx, "skills/three/SKILL.md"); err != nil {
+			t.Error(err)
+		}
+	})
+	code, out, errOut = publish("three", "30s")
+	if code != exitFailure || !strings.HasPrefix(out, "rejected three.md name_conflict: ") {
+		t.Fatalf("publish of a name taken meanwhile: exit %d, stdout %q, stderr %q; want the indexer's rejection", code, out, errOut)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// No indexer: nothing to wait for but the deadline.
+	code, out, errOut = publish("four", "2s")
+	if code != exitPending || !strings.HasPrefix(out, "uploaded skills/four.md four ") || !strings.Contains(errOut, "not indexed within 2s") {
+		t.Fatalf("publish with no indexer: exit %d, stdout %q, stderr %q; want uploaded, exit 4", code, out, errOut)
+	}
+}
