@@ -375,6 +375,9 @@ func rejected(p string, err error) validation {
 		if e.Entry != "" {
 			msg = fmt.Sprintf("%q: %s", e.Entry, e.Msg)
 		}
+		if r := skillsconfig.Remedy(e.Code); r != "" {
+			msg += "; " + r
+		}
 		return validation{Path: p, Code: e.Code, Message: msg}
 	}
 	return validation{Path: p, Code: codeUnreadable, Message: err.Error()}

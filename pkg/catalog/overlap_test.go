@@ -19,7 +19,7 @@ func TestHiddenElsewhere(t *testing.T) {
 	c := New()
 	for _, e := range []*Entry{
 		entry(KindSkill, "", "secret", Authenticated, true, "secret.zip", script, empty), // withdrawn: moved away
-		entry(KindSkill, "p", "secret", Public, false, "secret.zip", script, empty),     // the same bytes, in a listing
+		entry(KindSkill, "p", "secret", Public, false, "secret.zip", script, empty),      // the same bytes, in a listing
 		entry(KindSkill, "", "renamed", Public, false, "renamed.zip", File{Path: "bin/run.sh", Digest: d("run"), Size: 3}),
 		entry(KindSkill, "", "blank", Public, false, "blank.zip", empty), // an empty file is no one's secret
 		entry(KindSkill, "", "hidden-too", Authenticated, false, "secret.zip"),

@@ -57,10 +57,11 @@ func externalFormat(ce *skillsconfig.Entry, data []byte) artifact.Format {
 }
 
 // tooLarge says that an artifact of size bytes as the store answered (0:
-// unknown) is over the cap limit, in sizes for people.
+// unknown) is over the cap limit, in sizes for people, and what to do.
 func tooLarge(size, limit int64) string {
+	msg := "larger than max_artifact_bytes (" + bytesize.Format(limit) + ")"
 	if size > limit {
-		return "larger than max_artifact_bytes: " + bytesize.Exceeds(size, limit)
+		msg = "larger than max_artifact_bytes: " + bytesize.Exceeds(size, limit)
 	}
-	return "larger than max_artifact_bytes (" + bytesize.Format(limit) + ")"
+	return msg + "; " + skillsconfig.Remedy(archive.CodeTooLarge)
 }

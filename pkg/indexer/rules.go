@@ -109,10 +109,14 @@ func rejectionOf(err error, key string) (code, msg string) {
 	if !ok {
 		return "invalid", err.Error()
 	}
+	msg = e.Msg
 	if e.Entry != "" && e.Entry != key {
-		return e.Code, e.Entry + ": " + e.Msg
+		msg = e.Entry + ": " + msg
 	}
-	return e.Code, e.Msg
+	if r := skillsconfig.Remedy(e.Code); r != "" {
+		msg += "; " + r
+	}
+	return e.Code, msg
 }
 
 // besideWarning is the status warning for a file beside a SKILL.md.

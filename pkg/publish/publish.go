@@ -6,11 +6,15 @@
 package publish
 
 import (
+	"archive/zip"
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -158,6 +162,10 @@ func prepareFolder(dir string, opts Options, lim archive.Limits) (*Upload, error
 	if err != nil {
 		return nil, packError(dir, err, lim)
 	}
+	if n := int64(len(packed.Zip)); n > lim.MaxArtifactBytes {
+		return nil, &artifact.Error{Code: artifact.CodeTooLarge, Entry: dir, Msg: fmt.Sprintf("packed, the folder is larger than max_artifact_bytes: %s; "+
+			"its largest files, compressed: %s", bytesize.Exceeds(n, lim.MaxArtifactBytes), largest(packed.Zip, 3))}
+	}
 	return &Upload{
 		Key:         artifact.SkillKey(opts.Listing, k.Name, artifact.FormatZip),
 		Body:        packed.Zip,
@@ -195,6 +203,22 @@ func prepareSubagentFolder(dir string, k artifact.Key, opts Options, lim archive
 		}
 	}
 	return up, nil
+}
+
+// largest names the n files of a zip that take the most room in it, with
+// their compressed sizes.
+func largest(z []byte, n int) string {
+	r, err := zip.NewReader(bytes.NewReader(z), int64(len(z)))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	files := slices.Clone(r.File)
+	slices.SortStableFunc(files, func(a, b *zip.File) int { return cmp.Compare(b.CompressedSize64, a.CompressedSize64) })
+	var out []string
+	for _, f := range files[:min(n, len(files))] {
+		out = append(out, fmt.Sprintf("%s (%s)", f.Name, bytesize.Format(int64(f.CompressedSize64))))
+	}
+	return strings.Join(out, ", ")
 }
 
 // isFile reports whether p names a regular file (following symlinks).
