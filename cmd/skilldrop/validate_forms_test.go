@@ -165,8 +165,8 @@ func TestValidateSizesReadForPeople(t *testing.T) {
 	zipped := writeFile(t, dir, "full.zip", string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("full"), "data": strings.Repeat("a", 2<<20)})))
 	code, out, _ := runCLI("validate", "--max-expanded-bytes", "1048576", big, zipped)
 	for _, want := range []string{
-		"rejected " + big + " artifact_too_large: the artifact is larger than max_artifact_bytes: 6.0 MiB > 4 MiB\n",
-		"rejected " + zipped + ` expanded_too_large: "data": content exceeds max_expanded_bytes (1 MiB)` + "\n",
+		"rejected " + big + " artifact_too_large: the artifact is larger than max_artifact_bytes: 6.0 MiB > 4 MiB; ",
+		"rejected " + zipped + ` expanded_too_large: "data": content exceeds max_expanded_bytes (1 MiB); `,
 	} {
 		if code != exitFailure || !strings.Contains(out, want) {
 			t.Errorf("exit %d, stdout %q; want %q", code, out, want)
