@@ -194,3 +194,27 @@ func statusOf(t *testing.T, st store.Store) *catalog.Status {
 	}
 	return s
 }
+
+// TestHealthzThroughTheRuntimeAPI: the api binary's health check answers
+// 503 before the first catalog (the feeds would too) and 200 with the
+// build's version once the indexer binary has written one.
+func TestHealthzThroughTheRuntimeAPI(t *testing.T) {
+	cfg := awstest.Config(t)
+	namespace := metricNamespace(t)
+	bucket := awstest.Bucket(t, cfg)
+	get := func() (int, string) {
+		fn := start(t, "api", bootstrap(t, runtime.GOARCH, "api"), templateEnv(t, apiID, map[string]string{
+			"SKILLDROP_BUCKET": bucket, "SKILLDROP_METRIC_NAMESPACE": namespace, "SKILLDROP_API_KEY_PARAMETER": "",
+		}))
+		defer fn.stop()
+		resp := invokeAPI(t, fn, call{method: http.MethodGet, target: "/healthz"})
+		return resp.StatusCode, resp.Body
+	}
+	if code, body := get(); code != http.StatusServiceUnavailable {
+		t.Fatalf("before any catalog: %d %s", code, body)
+	}
+	startIndexer(t, bucket, namespace).mustInvoke(t, []byte(indexer.ReindexPayload))
+	if code, body := get(); code != http.StatusOK || !strings.HasPrefix(body, `{"status":"ok","version":"`) {
+		t.Fatalf("with a catalog: %d %s", code, body)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // serveBuilt runs the built command's serve on a free loopback port of dir
@@ -151,5 +152,21 @@ func TestServeReadsAConfigOnceItIsWritten(t *testing.T) {
 		if seen[n] {
 			t.Errorf("an anonymous caller saw %s while agent-skills.yaml was being written", n)
 		}
+	}
+}
+
+// TestServeHealthz: the built command's serve answers the health check
+// with its version, once it has indexed the directory.
+func TestServeHealthz(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{"skills/a.md": skillDoc("a")})
+	resp, err := http.Get(serveBuilt(t, dir) + routes.Healthz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(b) != `{"status":"ok","version":"`+testBinaryVersion+`"}`+"\n" {
+		t.Fatalf("GET /healthz: %d %s", resp.StatusCode, b)
 	}
 }

@@ -25,6 +25,7 @@
 //	/catalog/sign-in, /catalog/sign-out                       web catalog forms, GET and POST
 //	/catalog/*                                                web catalog pages (HTML)
 //	/                                                         the origin root: a browser is sent to /catalog/
+//	/healthz                                                  the health check
 //	/*                                                        top-level artifacts (dropped keys, config URLs)
 //
 // And the MCP feed's resources (SkillURI):
@@ -77,6 +78,8 @@ const (
 	Latest = "latest"
 	// MCP is the MCP endpoint (Streamable HTTP).
 	MCP = "/mcp"
+	// Healthz is the health check: whether the feeds can be answered.
+	Healthz = "/healthz"
 )
 
 // The web catalog: HTML pages for people, below Catalog.

@@ -19,6 +19,7 @@ const (
 	SurfaceCatalog                    // the web catalog's HTML pages (and their assets)
 	SurfaceRoot                       // the origin root: browsers are sent to the web catalog
 	SurfaceRevocations                // the revoked and withdrawn versions
+	SurfaceHealth                     // the health check
 )
 
 // Route is one row of the URL space.
@@ -70,6 +71,7 @@ var table = []Route{
 	{Pattern: "/blobs/*", Surface: SurfaceNone, What: "internal storage"},
 	{Pattern: "/files/*", Surface: SurfaceNone, What: "raw bucket keys, which are never served"},
 	{Pattern: "/", Surface: SurfaceRoot, What: "the origin root"},
+	{Pattern: Healthz, Surface: SurfaceHealth, What: "the health check"},
 	{Pattern: "/*", Surface: SurfaceArtifact, What: "the top-level artifacts"},
 }
 

@@ -285,6 +285,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveRoot(sw, r)
 	case routes.SurfaceRevocations:
 		s.serveRevocations(sw, r, rq)
+	case routes.SurfaceHealth:
+		s.serveHealth(sw, r, rq)
 	default: // a namespace that is never served
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
