@@ -61,11 +61,15 @@ SHA256 := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo
 DEMO_API_KEY := skilldrop-demo-key
 
 .PHONY: run run-reset run-dir
+# The CLI is built first, and said so: on a fresh machine the build downloads the Go modules and compiles them,
+# a minute or more without a line of output.
 run: run-dir ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
+	@echo "building the CLI, bin/skilldrop: the first build downloads the Go modules (from the module proxy) and compiles them, about a minute; later ones take seconds"
+	@$(MAKE) --no-print-directory cli
 	@echo "web catalog: http://$(RUN_ADDR)/catalog/  (sign in there with the demo key to see the authenticated skills)"
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
 	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
-		$(GO) run -ldflags '$(VERSION_LDFLAGS)' ./cmd/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
+		bin/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
 
 run-reset: ## make run from a fresh copy of examples/bucket (drops the edits to .run/example-bucket)
 	rm -rf $(RUN_DIR)

@@ -41,6 +41,20 @@ func TestMakeRunKeepsEdits(t *testing.T) {
 	}
 }
 
+// TestMakeRunSaysWhatItBuilds: make run builds the CLI before serving,
+// and first says so and how long a first build takes (it downloads the
+// modules and compiles them without a line of output), then serves with
+// the binary it built.
+func TestMakeRunSaysWhatItBuilds(t *testing.T) {
+	out := runMake(t, "-n", "run", "RUN_DIR="+filepath.Join(t.TempDir(), "bucket"))
+	say := strings.Index(out, "building the CLI, bin/skilldrop: the first build downloads the Go modules")
+	build := strings.Index(out, "-o bin/skilldrop ./cmd/skilldrop")
+	serve := strings.Index(out, "bin/skilldrop serve --dir ")
+	if say < 0 || build < say || serve < build {
+		t.Fatalf("make -n run does not say what it builds, then build, then serve:\n%s", out)
+	}
+}
+
 // TestMakeCLIBuildsTheCLIAlone: make cli builds bin/skilldrop with the
 // version set, and nothing for Lambda; make help lists it and run-reset.
 func TestMakeCLIBuildsTheCLIAlone(t *testing.T) {

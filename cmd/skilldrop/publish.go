@@ -253,13 +253,26 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return report(p, exitPending)
 }
 
-// pollEvery is how often publish reads the catalog's ETag while it waits.
+// pollEvery is how often a command waiting for the indexer reads the
+// catalog's ETag.
 const pollEvery = time.Second
 
-// awaitFate reads the target's catalog and status document until they say
-// what became of u (indexer.FateOf), or wait has passed (at least one
-// look): each is read again only when its ETag changed.
+// awaitFate waits for the catalog and status document to say what became
+// of u (indexer.FateOf), for at most wait (at least one look).
 func awaitFate(ctx context.Context, st store.Store, u indexer.Upload, wait time.Duration) (indexer.Fate, error) {
+	var fate indexer.Fate
+	err := awaitCatalog(ctx, st, wait, func(c *catalog.Catalog, s *catalog.Status) bool {
+		fate = indexer.FateOf(c, s, u)
+		return fate.Result != indexer.FatePending
+	})
+	return fate, err
+}
+
+// awaitCatalog reads the target's catalog and status document until done
+// says they hold what is waited for, or wait has passed (at least one look;
+// done is not asked while there is no catalog): each is read again only
+// when its ETag changed.
+func awaitCatalog(ctx context.Context, st store.Store, wait time.Duration, done func(*catalog.Catalog, *catalog.Status) bool) error {
 	deadline := time.Now().Add(wait)
 	var (
 		c               *catalog.Catalog
@@ -271,10 +284,10 @@ func awaitFate(ctx context.Context, st store.Store, u indexer.Upload, wait time.
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
-			return indexer.Fate{}, fmt.Errorf("read %s: %w", catalog.Key, err)
+			return fmt.Errorf("read %s: %w", catalog.Key, err)
 		case info.ETag != catTag:
 			if c, _, err = catalog.Load(ctx, st); err != nil {
-				return indexer.Fate{}, err
+				return err
 			}
 			catTag = info.ETag
 		}
@@ -282,24 +295,22 @@ func awaitFate(ctx context.Context, st store.Store, u indexer.Upload, wait time.
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
-			return indexer.Fate{}, fmt.Errorf("read %s: %w", catalog.StatusKey, err)
+			return fmt.Errorf("read %s: %w", catalog.StatusKey, err)
 		case info.ETag != statTag:
 			if s, err = loadStatus(ctx, st); err != nil {
-				return indexer.Fate{}, err
+				return err
 			}
 			statTag = info.ETag
 		}
-		if c != nil {
-			if f := indexer.FateOf(c, s, u); f.Result != indexer.FatePending {
-				return f, nil
-			}
+		if c != nil && done(c, s) {
+			return nil
 		}
 		if !time.Now().Before(deadline) {
-			return indexer.Fate{Result: indexer.FatePending}, nil
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return indexer.Fate{}, ctx.Err()
+			return ctx.Err()
 		case <-time.After(min(pollEvery, time.Until(deadline))):
 		}
 	}

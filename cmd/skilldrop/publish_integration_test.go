@@ -111,3 +111,47 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 		t.Fatalf("publish with no indexer: exit %d, stdout %q, stderr %q; want uploaded, exit 4", code, out, errOut)
 	}
 }
+
+// TestWithdrawWaitsForTheBucketsIndexer: the built command's withdraw
+// deletes the key and reports withdrawn once the indexer (the test, in
+// the Lambda's place, on the deletion) has withdrawn it; with --wait 0 it
+// says only that it deleted the key.
+func TestWithdrawWaitsForTheBucketsIndexer(t *testing.T) {
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	st := store.NewS3(cfg, bucket)
+	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"gone", "later"} {
+		if _, err := st.Put(ctx, "skills/"+name+".md", []byte(skillDoc(name)), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ix.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if _, err := st.Head(ctx, "skills/gone.md"); errors.Is(err, store.ErrNotFound) {
+				_, err = ix.Reconcile(ctx, "skills/gone.md")
+				done <- err
+				return
+			}
+		}
+		done <- errors.New("never deleted")
+	}()
+	if code, out, errOut := builtRun(t, t.TempDir(), "withdraw", "--bucket", bucket, "--wait", "30s", "gone"); code != exitOK || out != "withdrawn skill gone skills/gone.md\n" {
+		t.Fatalf("withdraw: exit %d, %q %q", code, out, errOut)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := builtRun(t, t.TempDir(), "withdraw", "--bucket", bucket, "--wait", "0", "later"); code != exitOK ||
+		out != "deleted skill later skills/later.md\n" || !strings.Contains(errOut, "not waited for") {
+		t.Fatalf("withdraw --wait 0: exit %d, %q %q", code, out, errOut)
+	}
+}

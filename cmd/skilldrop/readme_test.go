@@ -75,7 +75,7 @@ func TestREADMECommandTableIsTheHelp(t *testing.T) {
 // each default once, hides the flag that has no effect, and offers
 // --log-level where the command logs.
 func TestHelpIsHonest(t *testing.T) {
-	logs := []string{"publish", "reindex", "serve"}
+	logs := []string{"publish", "reindex", "serve", "withdraw"}
 	for name := range commands {
 		_, help, _ := runCLI("help", name)
 		if !strings.Contains(help, "\nexit status: 0") {

@@ -14,7 +14,13 @@ import (
 // status and output.
 func builtRun(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(builtCLI(t), args...)
+	return builtRunWith(t, builtCLI(t), dir, args...)
+}
+
+// builtRunWith is builtRun with the binary at bin.
+func builtRunWith(t *testing.T, bin, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

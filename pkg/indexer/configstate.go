@@ -31,7 +31,7 @@ const (
 
 // heldSuffix ends the message of every rejection that holds publications.
 const heldSuffix = "; the config in force stays, and new publications are held until a valid agent-skills.yaml is uploaded: " +
-	"the one in force again, or a fixed one (an empty `version: 1` runs without one, which makes every skill and sub-agent public)"
+	"the one in force again, or a fixed one (`version: 1` alone runs without one, which gives every skill and sub-agent the default visibility)"
 
 // configDecision is what a round found at agent-skills.yaml and does.
 type configDecision struct {

@@ -195,11 +195,11 @@ listings:
 func TestClosestNameIsDeterministic(t *testing.T) {
 	names := map[string]bool{"deploy-b": true, "deploy-a": true, "deploy-c": true, "other": true}
 	for range 20 {
-		if got := closestName("deploy-x", names); got != "deploy-a" {
+		if got := ClosestName("deploy-x", names); got != "deploy-a" {
 			t.Fatalf("closestName = %q, want deploy-a", got)
 		}
 	}
-	if got := closestName("ab", map[string]bool{"xy": true}); got != "" {
-		t.Errorf("closestName(ab) = %q: two edits of a two-letter name are no slip", got)
+	if got := ClosestName("ab", map[string]bool{"xy": true}); got != "" {
+		t.Errorf("ClosestName(ab) = %q: two edits of a two-letter name are no slip", got)
 	}
 }

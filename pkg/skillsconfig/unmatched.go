@@ -90,7 +90,7 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 	}
 	var out []Unmatched
 	add := func(u Unmatched, among map[string]bool, what, consequence string) {
-		u.Suggestion = closestName(u.Name, among)
+		u.Suggestion = ClosestName(u.Name, among)
 		u.Message = fmt.Sprintf("%s: %q names no published %s", u.Field, u.Name, what)
 		switch {
 		case u.Suggestion != "":
@@ -152,10 +152,10 @@ func (p Published) elsewhere(u Unmatched) string {
 	return ""
 }
 
-// closestName returns the name among names nearest to s when it is near
+// ClosestName returns the name among names nearest to s when it is near
 // enough to be a slip (closest's measure); ties go to the first in byte
 // order, so the answer does not depend on map order.
-func closestName(s string, names map[string]bool) string {
+func ClosestName(s string, names map[string]bool) string {
 	best, limit := "", 2
 	for n := range names {
 		if abs(len(n)-len(s)) > limit {
