@@ -30,7 +30,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 )
@@ -181,54 +180,16 @@ func (c *skillsCLI) run(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-var servingAt = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
-
-// serveExampleBucket builds skilldrop, copies examples/bucket to a temp
-// directory and serves it on a free loopback port until the test ends.
+// serveExampleBucket copies examples/bucket to a temp directory and
+// serves it with the built command on a free loopback port until the test
+// ends.
 func serveExampleBucket(t *testing.T) (origin, dir string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "skilldrop")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	dir = filepath.Join(t.TempDir(), "bucket")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bucket"))); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--dir", dir, "--addr", "127.0.0.1:0")
-	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt) // Ctrl-C: serve stops and exits 0
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("skilldrop serve did not stop cleanly: %v", err)
-			}
-		case <-time.After(30 * time.Second): // a hang guard, not a figure
-			_ = cmd.Process.Kill()
-			t.Errorf("skilldrop serve did not stop on an interrupt: %v", <-exited)
-		}
-		if t.Failed() {
-			t.Logf("skilldrop serve stderr:\n%s", stderr)
-		}
-	})
-	waitFor(t, "skilldrop serve prints its address", func() bool {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("skilldrop serve exited: %v\n%s%s", err, stdout, stderr)
-		default:
-		}
-		origin = servingAt.FindString(stdout.String())
-		return origin != ""
-	})
-	return origin, dir
+	return serveBuilt(t, dir), dir
 }
 
 // waitFor polls cond; the deadline only keeps a broken build from hanging,

@@ -92,7 +92,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	listing := fs.String("listing", "", "publish a skill only in this listing (listings/NAME/skills/…)")
 	subagent := fs.Bool("subagent", false, "read a <name>.md file or a folder as a sub-agent (agent.md)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
-	wait := fs.Duration("wait", 2*time.Minute, "with --bucket, how long to wait for the indexer to index the upload and say what it did (0: do not wait)")
+	waitFlagged := waitFlag(fs, "index the upload and say what it did")
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -145,8 +145,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		r := rejected(path, err)
 		return report(publication{Result: indexer.FateRejected, Path: path, Code: r.Code, Message: r.Message}, exitFailure)
 	}
-	if *wait < 0 {
-		printf(stderr, "skilldrop publish: --wait %s: want 0 or more\n", *wait)
+	wait, err := waitFlagged()
+	if err != nil {
+		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitUsage
 	}
 	lvl, _ := obs.ParseLevel(lv)
@@ -216,11 +217,11 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// The catalog already serves these bytes from the key (Check read
 		// it): there is nothing for the indexer to change.
 		fate.Result = indexer.FatePublished
-	case *wait == 0:
+	case wait == 0:
 		p.Result, p.Message = resultUploaded, "not waited for (--wait 0): the indexer indexes it on its event; `skilldrop status` shows what it did"
 		return report(p, exitOK)
 	default:
-		if fate, err = awaitFate(ctx, st, u, *wait); err != nil {
+		if fate, err = awaitFate(ctx, st, u, wait); err != nil {
 			printf(stderr, "skilldrop publish: uploaded %s; then %v\n", up.Key, err)
 			return exitFailure
 		}
@@ -242,7 +243,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	p.Result = resultUploaded
 	p.Message = fmt.Sprintf("not indexed within %s: is the indexer deployed, and the bucket's notifications reaching its queue? "+
-		"`skilldrop status` shows what became of it", *wait)
+		"`skilldrop status` shows what became of it", wait)
 	if r := lastRejection(before, up.Key); r != nil && r.Digest.Equal(a.Digest) {
 		// The indexer records a refusal it repeats once only.
 		p.Message += fmt.Sprintf("; these bytes were refused at %s before (%s): %s: %s", up.Key, r.Time.UTC().Format(time.RFC3339), r.Code, r.Message)

@@ -15,6 +15,20 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
+// bucketAndIndexer is a bucket of the emulator, its store, and an indexer
+// of it for the test to run where the Lambda would.
+func bucketAndIndexer(t *testing.T) (string, store.Store, *indexer.Indexer) {
+	t.Helper()
+	cfg := awstest.Config(t)
+	bucket := awstest.Bucket(t, cfg)
+	st := store.NewS3(cfg, bucket)
+	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bucket, st, ix
+}
+
 // TestPublishReportsWhatTheBucketsIndexerDid runs the built command's
 // publish against a bucket of the emulator while the test plays the
 // indexer Lambda (moto runs none): once the upload lands it reconciles the
@@ -23,13 +37,7 @@ import (
 // rejected by the indexer for a reason it could not foresee (a name taken
 // meanwhile), and uploaded when no indexer came within --wait (exit 4).
 func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
-	cfg := awstest.Config(t)
-	bucket := awstest.Bucket(t, cfg)
-	st := store.NewS3(cfg, bucket)
-	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bucket, st, ix := bucketAndIndexer(t)
 	ctx := context.Background()
 	src := t.TempDir()
 	skilltest.WriteFiles(t, src, map[string]string{
@@ -117,13 +125,7 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 // the Lambda's place, on the deletion) has withdrawn it; with --wait 0 it
 // says only that it deleted the key.
 func TestWithdrawWaitsForTheBucketsIndexer(t *testing.T) {
-	cfg := awstest.Config(t)
-	bucket := awstest.Bucket(t, cfg)
-	st := store.NewS3(cfg, bucket)
-	ix, err := indexer.New(indexer.Config{Store: st, Bucket: bucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bucket, st, ix := bucketAndIndexer(t)
 	ctx := context.Background()
 	for _, name := range []string{"gone", "later"} {
 		if _, err := st.Put(ctx, "skills/"+name+".md", []byte(skillDoc(name)), store.PutOptions{}); err != nil {

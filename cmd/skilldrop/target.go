@@ -74,6 +74,19 @@ func defaultVisibilityFlag(fs *flag.FlagSet) func() (catalog.Visibility, error) 
 	}
 }
 
+// waitFlag adds --wait to a command that changes a bucket and then waits
+// for its indexer to say what it did (awaitCatalog); what is what the
+// indexer does, for the help text.
+func waitFlag(fs *flag.FlagSet, what string) func() (time.Duration, error) {
+	d := fs.Duration("wait", 2*time.Minute, "with --bucket, how long to wait for the indexer to "+what+" (0: do not wait)")
+	return func() (time.Duration, error) {
+		if *d < 0 {
+			return 0, fmt.Errorf("--wait %s: want 0 or more", *d)
+		}
+		return *d, nil
+	}
+}
+
 // Errors of open. errTarget and a *setupError are the command line's to
 // fix (exitUsage); a *credentialsError is the environment's (exitFailure).
 var errTarget = errors.New("give exactly one of --bucket and --dir")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -56,7 +55,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	listing := fs.String("listing", "", "the skill is a listing's own (listings/L/skills/…)")
 	subagent := fs.Bool("subagent", false, "NAME is a sub-agent")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
-	wait := fs.Duration("wait", 2*time.Minute, "with --bucket, how long to wait for the indexer to withdraw it (0: do not wait)")
+	waitFlagged := waitFlag(fs, "withdraw it")
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -69,12 +68,10 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	name := operands[0]
 	lv, err := level()
+	wait, werr := waitFlagged()
 	switch {
-	case err != nil:
-		printf(stderr, "skilldrop withdraw: %v\n", err)
-		return exitUsage
-	case *wait < 0:
-		printf(stderr, "skilldrop withdraw: --wait %s: want 0 or more\n", *wait)
+	case err != nil || werr != nil:
+		printf(stderr, "skilldrop withdraw: %v\n", errors.Join(err, werr))
 		return exitUsage
 	case *subagent && *listing != "":
 		printf(stderr, "skilldrop withdraw: sub-agents are not published in listings\n")
@@ -160,12 +157,12 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			printf(stderr, "skilldrop withdraw: deleted %s; then index it: %v\n", w.Key, err)
 			return exitFailure
 		}
-	case *wait == 0:
+	case wait == 0:
 		w.Result, w.Message = "deleted", "not waited for (--wait 0): the indexer withdraws it on the deletion's event; `skilldrop status` shows it"
 		return report(exitOK)
 	}
 	var now *catalog.Entry
-	if err := awaitCatalog(ctx, st, *wait, func(c *catalog.Catalog, _ *catalog.Status) bool {
+	if err := awaitCatalog(ctx, st, wait, func(c *catalog.Catalog, _ *catalog.Status) bool {
 		m := c.Skills
 		if *subagent {
 			m = c.Subagents
@@ -187,7 +184,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	w.Result = "deleted"
 	w.Message = fmt.Sprintf("not withdrawn within %s: is the indexer deployed, and the bucket's notifications reaching its queue? "+
-		"`skilldrop status` shows what became of it", *wait)
+		"`skilldrop status` shows what became of it", wait)
 	return report(exitPending)
 }
 
