@@ -87,7 +87,7 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		printf(stderr, "skilldrop init: %v\n", err)
 		return exitFailure
 	}
-	if _, err := f.WriteString(fmt.Sprintf(doc, name, name)); err != nil {
+	if _, err := fmt.Fprintf(f, doc, name, name); err != nil {
 		_ = f.Close()
 		printf(stderr, "skilldrop init: write %s: %v\n", printable(p), err)
 		return exitFailure

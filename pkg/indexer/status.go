@@ -145,7 +145,8 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 // cat publishes, for the status document: after an invocation that may
 // have changed either (a publish, a withdrawal, a new config, a re-index).
 func (rec *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) error {
-	if cat == nil || !(full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied) {
+	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied
+	if cat == nil || !changed {
 		return nil
 	}
 	cfg, err := configInForce(cat)
