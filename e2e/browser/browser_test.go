@@ -69,8 +69,10 @@ func startSite(t *testing.T) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rejected) > 0 {
-		t.Fatalf("the fixture bucket has rejections: %+v", res.Rejected)
+	// The one refusal the corpus holds: a description with markup never
+	// reaches a page (skillmd.ValidateDescription).
+	if len(res.Rejected) != 1 || res.Rejected[0].Key != "skills/xss-description.md" || res.Rejected[0].Code != "invalid_frontmatter" {
+		t.Fatalf("the fixture bucket's rejections: %+v, want the hostile description's alone", res.Rejected)
 	}
 	keys, err := apikey.ParseSet(apikey.Hash(demoKey))
 	if err != nil {
@@ -407,15 +409,17 @@ var corpus = []string{
 	`<meta http-equiv="refresh" content="0;url=javascript:window.__xss=18">`,
 }
 
-// hostileDescription is a frontmatter description full of markup.
+// hostileDescription is a frontmatter description full of markup: the
+// indexer refuses it (descriptions are plain text), so the corpus carries
+// it in a skill of its own, whose page must not exist, and in the bodies.
 const hostileDescription = `"><img src=x onerror=window.__xss=20> <script>window.__xss=21</script> \u202eevil`
 
 // writeCorpus adds hostile skills and a sub-agent to the fixture bucket.
 func writeCorpus(t *testing.T, dir string) {
 	t.Helper()
-	body := strings.Join(corpus, "\n\n")
-	doc := func(name string) string {
-		return "---\nname: " + name + "\ndescription: '" + strings.ReplaceAll(hostileDescription, "'", "''") + "'\n" +
+	body := strings.Join(append(corpus, hostileDescription), "\n\n")
+	withDescription := func(name, description string) string {
+		return "---\nname: " + name + "\ndescription: '" + strings.ReplaceAll(description, "'", "''") + "'\n" +
 			"metadata:\n  version: '1.0'\n  '<img src=x onerror=window.__xss=22>': '<script>window.__xss=23</script>'\n---\n" + body + "\n"
 	}
 	write := func(rel string, data []byte) {
@@ -427,6 +431,10 @@ func writeCorpus(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+	doc := func(name string) string {
+		return withDescription(name, "A hostile corpus: its body, metadata and file names.")
+	}
+	write("skills/xss-description.md", []byte(withDescription("xss-description", hostileDescription)))
 	write("skills/xss-markdown.md", []byte(doc("xss-markdown")))
 	write("subagents/xss-agent.md", []byte(doc("xss-agent")))
 	var zb bytes.Buffer
@@ -476,7 +484,7 @@ func TestHostileSkillsNeverRunInThePage(t *testing.T) {
 	ctx := browserCtx(t)
 	w := watchTab(t, ctx)
 	pages := []string{
-		"/catalog/skills/xss-markdown", "/catalog/skills/xss-archive", "/catalog/subagents/xss-agent",
+		"/catalog/skills/xss-markdown", "/catalog/skills/xss-archive", "/catalog/subagents/xss-agent", "/catalog/skills/xss-description",
 		"/catalog/", "/catalog/?q=" + urlQuery(`<script>window.__xss=40</script>`),
 		"/catalog/?q=" + urlQuery(`"><svg onload=window.__xss=41>`), "/catalog/?q=xss",
 		"/catalog/?listing=" + urlQuery(`"><script>window.__xss=42</script>`),
