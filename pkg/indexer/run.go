@@ -118,9 +118,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	if cat != nil {
 		res.Revision = cat.Revision
 	}
-	if err := rec.judgeConfig(cat, res, full); err != nil {
-		errs = append(errs, err)
-	}
+	rec.judgeConfig(cat, res, full)
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)
 	}

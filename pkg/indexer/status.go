@@ -24,6 +24,8 @@ type recorder struct {
 	// with judged: none); they replace the config key's warnings.
 	unmatched []skillsconfig.Unmatched
 	judged    bool
+	// cfg is the config in force after the last round (its plan's).
+	cfg *skillsconfig.Config
 }
 
 func newRecorder() *recorder { return &recorder{warnings: map[string][]string{}} }
@@ -52,6 +54,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
 	res.Held = append(res.Held, pr.plan.held...)
+	r.cfg = pr.plan.cfg
 	if pr.config != "" {
 		res.Config = pr.config
 	}
@@ -141,20 +144,16 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 	return nil
 }
 
-// judgeConfig finds the entries of the config in force that name nothing
-// cat publishes, for the status document: after an invocation that may
-// have changed either (a publish, a withdrawal, a new config, a re-index).
-func (rec *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) error {
+// judgeConfig finds the entries of the config in force (the last round's)
+// that name nothing cat publishes, for the status document: after an
+// invocation that may have changed either (a publish, a withdrawal, a new
+// config, a re-index).
+func (r *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) {
 	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied
 	if cat == nil || !changed {
-		return nil
+		return
 	}
-	cfg, err := configInForce(cat)
-	if err != nil {
-		return err
-	}
-	rec.unmatched, rec.judged = cfg.Unmatched(skillsconfig.PublishedIn(cat)), true
-	return nil
+	r.unmatched, r.judged = r.cfg.Unmatched(skillsconfig.PublishedIn(cat)), true
 }
 
 // countPublished counts the invocation's publications, one send per kind,
