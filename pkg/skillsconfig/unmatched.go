@@ -100,7 +100,8 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 				u.Message += " (" + elsewhere + ")"
 			}
 		}
-		out = append(out, u.withMessage(u.Message+"; "+consequence))
+		u.Message += "; " + consequence
+		out = append(out, u)
 	}
 	const settings = "its settings apply to nothing until one of that name is published"
 	for _, e := range c.Skills {
@@ -129,8 +130,6 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 	}
 	return out
 }
-
-func (u Unmatched) withMessage(m string) Unmatched { u.Message = m; return u }
 
 // elsewhere says where a name that is published under another kind or
 // listing is, and where its entry belongs then.
