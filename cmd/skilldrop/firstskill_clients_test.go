@@ -14,14 +14,14 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
-// TestREADMEFirstSkill runs the README's "Your first skill" block as a new
+// TestClientREADMEFirstSkill runs the README's "Your first skill" block as a new
 // user would, against skilldrop serve of a copy of the example bucket: the
 // built command for its skilldrop lines (in the folder the block works in,
 // the served copy for .run/example-bucket), the pinned skills CLI for its
 // install. The skill gets an executable script first, so the test also
 // pins what the README says of the exec bit: the skills CLI installs the
 // script without it, although the archive publish packs keeps it.
-func TestREADMEFirstSkill(t *testing.T) {
+func TestClientREADMEFirstSkill(t *testing.T) {
 	cli := needSkillsCLI(t)
 	bin := builtCLI(t)
 	origin, bucket := serveExampleBucket(t)
