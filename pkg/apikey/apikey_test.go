@@ -138,7 +138,7 @@ func TestCheckClassifiesAuthorizationHeaders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := apikey.Check(c.values, set)
+			got := apikey.Check(c.values, set, time.Now())
 			if got.Status != c.status || got.Reason != c.reason || got.KeyID != c.keyID {
 				t.Errorf("Check = %+v (%s), want status %s reason %q keyID %q", got, got.Status, c.status, c.reason, c.keyID)
 			}
@@ -147,7 +147,7 @@ func TestCheckClassifiesAuthorizationHeaders(t *testing.T) {
 }
 
 func TestCheckWithNoConfiguredKeysRefusesEveryKey(t *testing.T) {
-	got := apikey.Check([]string{"Bearer " + keyA}, apikey.Set{})
+	got := apikey.Check([]string{"Bearer " + keyA}, apikey.Set{}, time.Now())
 	if got.Status != apikey.Invalid || got.Reason != apikey.ReasonUnknownKey {
 		t.Errorf("Check = %+v, want invalid unknown_key", got)
 	}
@@ -191,7 +191,7 @@ func TestVerifierConsultsTheSourceOnlyForACandidateKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := apikey.NewVerifier(c.src).Verify(context.Background(), c.h)
+			r, err := apikey.NewVerifier(c.src, nil).Verify(context.Background(), c.h)
 			if c.wantErr {
 				if !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, down) {
 					t.Fatalf("err = %v, want ErrUnavailable wrapping the cause", err)
@@ -207,7 +207,7 @@ func TestVerifierConsultsTheSourceOnlyForACandidateKey(t *testing.T) {
 }
 
 func TestVerifierWithoutSourceAcceptsNoKey(t *testing.T) {
-	v := apikey.NewVerifier(nil)
+	v := apikey.NewVerifier(nil, nil)
 	if r, err := v.Verify(context.Background(), header("Bearer "+keyA)); err != nil || r.Status != apikey.Invalid {
 		t.Errorf("Verify = %+v, %v; want invalid", r, err)
 	}
@@ -458,7 +458,7 @@ func verifyMany(v *apikey.Verifier, n int) ([]apikey.Result, []error) {
 func TestCachedUnderAnOutageBacksOffInsteadOfFetchingPerRequest(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	st := &store{err: errors.New("ThrottlingException: Rate exceeded")}
-	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}))
+	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}), clk.Now)
 	for round, want := range []int{1, 1, 2} {
 		if round == 2 {
 			clk.Add(apikey.DefaultMinBackoff)
@@ -480,7 +480,7 @@ func TestCachedUnderAnOutageBacksOffInsteadOfFetchingPerRequest(t *testing.T) {
 func TestCachedHealthyStoreIsNotFetchedForUnknownKeys(t *testing.T) {
 	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	st := &store{value: apikey.Hash(keyA)}
-	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}))
+	v := apikey.NewVerifier(apikey.NewCached("test store", st.fetch, apikey.CacheOptions{Now: clk.Now}), clk.Now)
 	for _, advance := range []time.Duration{0, apikey.DefaultTTL - time.Millisecond} {
 		clk.Add(advance)
 		results, errs := verifyMany(v, 500)
@@ -544,10 +544,10 @@ func BenchmarkCheck(b *testing.B) {
 			keys[i] = keyA + strconv.Itoa(i)
 		}
 		set := mustSet(b, keys...)
-		values := []string{"Bearer " + keys[n-1]}
+		values, now := []string{"Bearer " + keys[n-1]}, time.Now()
 		b.Run(strconv.Itoa(n)+"-hashes", func(b *testing.B) {
 			for b.Loop() {
-				if apikey.Check(values, set).Status != apikey.Valid {
+				if apikey.Check(values, set, now).Status != apikey.Valid {
 					b.Fatal("not valid")
 				}
 			}

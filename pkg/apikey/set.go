@@ -1,34 +1,76 @@
-// Package apikey verifies the API keys callers present as
-// `Authorization: Bearer <api-key>`. skilldrop never stores a key, only its
-// SHA-256 as bare lowercase hex, configured as a comma-separated list in
-// SKILLDROP_API_KEY_SHA256 or in an SSM SecureString (see ssmparam). Logs
-// name a key by its KeyID, never by the key.
+// Package apikey verifies the API keys callers present, as
+// `Authorization: Bearer <api-key>` or in a capability URL's path
+// (/k/<key>/…, for clients that send no credentials). skilldrop never
+// stores a key, only its SHA-256 as bare lowercase hex, in a key store:
+// the JSON document Parse reads (named keys with audiences, an expiry and
+// path use), or the comma-separated hashes of earlier versions, which mean
+// keys of every audience. It is an SSM SecureString in Lambda (see
+// ssmparam), a file for `skilldrop serve`, and SKILLDROP_API_KEY_SHA256.
+// A key resolves to an audience.Caller; logs name a key by its id, never
+// by the key.
 package apikey
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/audience"
 )
 
-// Environment variables the functions read (the SAM template sets them).
+// Environment variables the functions and serve read (the SAM template
+// sets the parameter's).
 const (
 	EnvHashes    = "SKILLDROP_API_KEY_SHA256"    // comma-separated hashes
-	EnvParameter = "SKILLDROP_API_KEY_PARAMETER" // SSM parameter holding the same list
+	EnvParameter = "SKILLDROP_API_KEY_PARAMETER" // SSM parameter holding the key store
+	EnvFile      = "SKILLDROP_KEYS_FILE"         // a file holding the key store (serve)
+	EnvRefresh   = "SKILLDROP_KEYS_REFRESH"      // how often the key store is read again (a Go duration, at most 60s)
 )
 
-// ErrSyntax is wrapped by every error ParseSet returns.
-var ErrSyntax = errors.New("invalid API key hash list")
+// ErrSyntax is wrapped by every error Parse and ParseSet return.
+var ErrSyntax = errors.New("invalid API key store")
+
+// MaxStoreBytes bounds a key store document.
+const MaxStoreBytes = 1 << 20
 
 const hashHexLen = sha256.Size * 2
 
-// Set is a set of API key hashes. The zero Set is empty: it accepts no key.
+// Key is one key of a store, as configured: never the key itself.
+type Key struct {
+	// ID names the key in logs and audit events: the store's id, or for a
+	// bare hash the first 8 hex digits of it (KeyID).
+	ID string
+	// All is set for a key of every audience (a bare hash, or ["*"]);
+	// Audiences are the others'.
+	All       bool
+	Audiences audience.Set
+	// Expires, when set, is when the key stops being valid.
+	Expires time.Time
+	// Path allows the key in a capability URL's path (/k/<key>/…), where
+	// it is a secret in a URL; header use is always allowed.
+	Path bool
+
+	hash [sha256.Size]byte
+}
+
+// Caller is the caller the key makes.
+func (k Key) Caller() audience.Caller {
+	return audience.Caller{KeyID: k.ID, Authenticated: true, All: k.All, Audiences: k.Audiences}
+}
+
+// Expired reports whether the key is expired at now.
+func (k Key) Expired(now time.Time) bool { return !k.Expires.IsZero() && !now.Before(k.Expires) }
+
+// Set is the keys of a store. The zero Set is empty: it accepts no key.
 // A Set is also a Source that never fails.
 type Set struct {
-	hashes [][sha256.Size]byte
+	keys []Key
 }
 
 // Hash returns the value to configure for key: the lowercase hex SHA-256.
@@ -37,18 +79,143 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// KeyID is the short name logs use for key: the first 8 hex digits of its
-// SHA-256 (so also of its configured hash, which lets an operator tell which
-// configured key a log line is about). It does not reveal the key.
+// KeyID is the short name logs use for a key that has no id of its own (a
+// bare hash, or a key that is not configured): the first 8 hex digits of
+// its SHA-256, so also of its configured hash, which lets an operator tell
+// which configured key a log line is about. It does not reveal the key.
 func KeyID(key string) string {
 	return Hash(key)[:8]
 }
 
+// Parse reads a key store: a JSON document (its first non-blank byte is
+// "{"), else the comma-separated hashes ParseSet reads. The document is
+//
+//	{"keys": [{"id": "partner-a-ci", "sha256": "<64 lowercase hex>",
+//	           "audiences": ["partner-a"], "expires": "2027-01-01T00:00:00Z", "path": true}]}
+//
+// where id (1 to 64 letters, digits, '.', '_' or '-') and sha256 are
+// required and unique, audiences are audience names or ["*"] for every
+// audience (none: the entries visible to any valid key), expires is RFC
+// 3339 (none: no expiry) and path allows the key in a capability URL.
+// Unknown fields are errors. An error never repeats a hash, which may be
+// a key pasted by mistake.
+func Parse(raw string) (Set, error) {
+	if !strings.HasPrefix(strings.TrimLeft(raw, " \t\r\n"), "{") {
+		return ParseSet(raw)
+	}
+	if len(raw) > MaxStoreBytes {
+		return Set{}, fmt.Errorf("%w: the document is %d bytes, at most %d", ErrSyntax, len(raw), MaxStoreBytes)
+	}
+	var doc struct {
+		Keys []struct {
+			ID        *string  `json:"id"`
+			SHA256    *string  `json:"sha256"`
+			Audiences []string `json:"audiences"`
+			Expires   *string  `json:"expires"`
+			Path      bool     `json:"path"`
+		} `json:"keys"`
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return Set{}, fmt.Errorf("%w: %s", ErrSyntax, jsonMessage(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Set{}, fmt.Errorf("%w: more than one JSON value", ErrSyntax)
+	}
+	var s Set
+	ids := map[string]int{}
+	hashes := map[[sha256.Size]byte]int{}
+	for i, k := range doc.Keys {
+		at := fmt.Sprintf("keys[%d]", i)
+		if k.ID == nil || !validID(*k.ID) {
+			return Set{}, fmt.Errorf("%w: %s.id: required, 1 to 64 letters, digits, '.', '_' or '-'", ErrSyntax, at)
+		}
+		at = fmt.Sprintf("keys[%d] (%s)", i, *k.ID)
+		if j, dup := ids[*k.ID]; dup {
+			return Set{}, fmt.Errorf("%w: %s: the id of keys[%d] too", ErrSyntax, at, j)
+		}
+		ids[*k.ID] = i
+		if k.SHA256 == nil {
+			return Set{}, fmt.Errorf("%w: %s.sha256: required: the lowercase hex SHA-256 of the key", ErrSyntax, at)
+		}
+		sum, err := parseHash(*k.SHA256)
+		if err != nil {
+			return Set{}, fmt.Errorf("%w: %s.sha256: %w", ErrSyntax, at, err)
+		}
+		if j, dup := hashes[sum]; dup {
+			return Set{}, fmt.Errorf("%w: %s.sha256: the hash of keys[%d] too", ErrSyntax, at, j)
+		}
+		hashes[sum] = i
+		key := Key{ID: *k.ID, Path: k.Path, hash: sum}
+		for _, a := range k.Audiences {
+			if a == audience.Wildcard {
+				if len(k.Audiences) != 1 {
+					return Set{}, fmt.Errorf("%w: %s.audiences: %q stands for every audience and comes alone", ErrSyntax, at, a)
+				}
+				key.All = true
+				continue
+			}
+			if err := audience.ValidName(a); err != nil {
+				return Set{}, fmt.Errorf("%w: %s.audiences: %w", ErrSyntax, at, err)
+			}
+		}
+		if !key.All {
+			key.Audiences = audience.NewSet(k.Audiences...)
+		}
+		if k.Expires != nil {
+			if key.Expires, err = time.Parse(time.RFC3339, *k.Expires); err != nil {
+				return Set{}, fmt.Errorf("%w: %s.expires: %q is not an RFC 3339 time such as 2027-01-01T00:00:00Z", ErrSyntax, at, clip(*k.Expires))
+			}
+		}
+		s.keys = append(s.keys, key)
+	}
+	return s, nil
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonMessage is a decoding error without the bytes it met: a syntax error
+// says where, an unknown field names the field.
+func jsonMessage(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON (at byte %d)", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("%s: want a %s", te.Field, te.Type)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + clip(strings.TrimPrefix(err.Error(), "json: unknown field ")) +
+			` (a key has id, sha256, audiences, expires and path)`
+	}
+	return "not valid JSON"
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
 // ParseSet parses a comma-separated list of hashes, each 64 lowercase hex
-// digits. Whitespace around items is ignored and so are empty items, so ""
-// is the empty set. An error names the item and character position at
-// fault and never repeats the item: an operator who pasted a key instead of
-// its hash must not find the key in a log.
+// digits: keys of every audience, named by KeyID. Whitespace around items
+// is ignored and so are empty items, so "" is the empty set. An error names
+// the item and character position at fault and never repeats the item: an
+// operator who pasted a key instead of its hash must not find the key in a
+// log.
 func ParseSet(list string) (Set, error) {
 	var s Set
 	seen := map[[sha256.Size]byte]bool{}
@@ -63,7 +230,7 @@ func ParseSet(list string) (Set, error) {
 		}
 		if !seen[sum] {
 			seen[sum] = true
-			s.hashes = append(s.hashes, sum)
+			s.keys = append(s.keys, Key{ID: item[:8], All: true, hash: sum})
 		}
 	}
 	return s, nil
@@ -97,40 +264,72 @@ func parseHash(item string) ([sha256.Size]byte, error) {
 	return sum, nil
 }
 
-// Len returns the number of distinct hashes.
-func (s Set) Len() int { return len(s.hashes) }
+// Len returns the number of distinct keys.
+func (s Set) Len() int { return len(s.keys) }
 
-// Union returns the hashes of s and o.
+// Union returns the keys of s and o. A hash in both is the named key's
+// (a store's entry, with its audiences and expiry) over a bare hash's, and
+// s's over o's when both are named alike.
 func (s Set) Union(o Set) Set {
-	out := Set{hashes: append([][sha256.Size]byte(nil), s.hashes...)}
-	for _, h := range o.hashes {
-		if !out.has(h) {
-			out.hashes = append(out.hashes, h)
+	out := Set{keys: append([]Key(nil), s.keys...)}
+	for _, k := range o.keys {
+		i := out.index(k.hash)
+		switch {
+		case i < 0:
+			out.keys = append(out.keys, k)
+		case out.keys[i].bare() && !k.bare():
+			out.keys[i] = k
 		}
 	}
 	return out
 }
 
-func (s Set) has(h [sha256.Size]byte) bool {
-	for _, x := range s.hashes {
-		if x == h {
-			return true
-		}
-	}
-	return false
+// bare reports whether k came from a comma-separated list of hashes.
+func (k Key) bare() bool {
+	return k.All && k.ID == hex.EncodeToString(k.hash[:])[:8] && k.Expires.IsZero() && !k.Path
 }
 
-// Contains reports whether key hashes to one of the set's hashes. It
-// compares against every hash in constant time and does not stop at a
-// match, so its timing depends on the size of the set only, never on which
-// hash matched or how much of one did.
-func (s Set) Contains(key string) bool {
-	sum := sha256.Sum256([]byte(key))
-	found := 0
-	for i := range s.hashes {
-		found |= subtle.ConstantTimeCompare(sum[:], s.hashes[i][:])
+func (s Set) index(h [sha256.Size]byte) int {
+	for i, k := range s.keys {
+		if k.hash == h {
+			return i
+		}
 	}
-	return found == 1
+	return -1
+}
+
+// Lookup returns the configured key that key hashes to. It compares
+// against every hash in constant time and does not stop at a match, so its
+// timing depends on the size of the set only, never on which hash matched
+// or how much of one did.
+func (s Set) Lookup(key string) (Key, bool) {
+	sum := sha256.Sum256([]byte(key))
+	found := -1
+	for i := range s.keys {
+		eq := subtle.ConstantTimeCompare(sum[:], s.keys[i].hash[:])
+		found = subtle.ConstantTimeSelect(eq, i, found)
+	}
+	if found < 0 {
+		return Key{}, false
+	}
+	return s.keys[found], true
+}
+
+// Contains reports whether key hashes to one of the set's keys (Lookup).
+func (s Set) Contains(key string) bool {
+	_, ok := s.Lookup(key)
+	return ok
+}
+
+// ByID returns the key with the id, for a caller named by a key id it was
+// given earlier (a session that must be checked against the store again).
+func (s Set) ByID(id string) (Key, bool) {
+	for _, k := range s.keys {
+		if k.ID == id {
+			return k, true
+		}
+	}
+	return Key{}, false
 }
 
 // Named returns the configured hashes (lowercase hex) of the keys whose

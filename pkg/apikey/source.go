@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"time"
 )
 
-// ErrUnavailable is wrapped by every error a Source returns: the configured
-// hashes could not be read, and the server answers 503.
+// ErrUnavailable is wrapped by every error a Source returns: the key store
+// could not be read, and the server answers 503.
 var ErrUnavailable = errors.New("API key hashes unavailable")
 
-// Source supplies the current set of key hashes.
+// Source supplies the keys of the store as they are now.
 type Source interface {
 	Hashes(ctx context.Context) (Set, error)
 }
@@ -54,8 +56,8 @@ const (
 	DefaultFetchTimeout = 10 * time.Second
 )
 
-// FetchFunc reads the raw hash list (the ParseSet syntax) from wherever it
-// is kept.
+// FetchFunc reads the key store (what Parse reads) from wherever it is
+// kept.
 type FetchFunc func(ctx context.Context) (string, error)
 
 // CacheOptions configure a Cached source. The zero value means the defaults.
@@ -220,7 +222,7 @@ func (c *Cached) get(ctx context.Context) (set Set, err error) {
 	if err != nil {
 		return Set{}, fmt.Errorf("%w: read %s: %w", ErrUnavailable, c.name, err)
 	}
-	if set, err = ParseSet(raw); err != nil {
+	if set, err = Parse(raw); err != nil {
 		return Set{}, fmt.Errorf("%w: %s: %w", ErrUnavailable, c.name, err)
 	}
 	return set, nil
@@ -231,3 +233,37 @@ var (
 	_ Source = union(nil)
 	_ Source = (*Cached)(nil)
 )
+
+// FileFetch returns a FetchFunc that reads the key store from a file, at
+// most MaxStoreBytes of it (`skilldrop serve --keys FILE`).
+func FileFetch(path string) FetchFunc {
+	return func(context.Context) (string, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = f.Close() }()
+		b, err := io.ReadAll(io.LimitReader(f, MaxStoreBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", path, err)
+		}
+		if len(b) > MaxStoreBytes {
+			return "", fmt.Errorf("%s is larger than %d bytes", path, MaxStoreBytes)
+		}
+		return string(b), nil
+	}
+}
+
+// ParseRefresh reads how often a key store is read again (EnvRefresh): a
+// Go duration from 1s to DefaultTTL, the longest a revoked key may keep
+// working; "" is DefaultTTL.
+func ParseRefresh(s string) (time.Duration, error) {
+	if s == "" {
+		return DefaultTTL, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d > DefaultTTL {
+		return 0, fmt.Errorf("%q: want a duration from 1s to %s", s, DefaultTTL)
+	}
+	return d, nil
+}

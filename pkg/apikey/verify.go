@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/skilldrop/skilldrop/pkg/audience"
 )
 
 // Challenge is the WWW-Authenticate value every 401 answer carries.
@@ -51,16 +54,21 @@ const (
 	ReasonNotBearer       = "unsupported_scheme" // Basic, Token, a bare key…
 	ReasonMalformed       = "malformed_token"    // whitespace or non-ASCII inside the token
 	ReasonUnknownKey      = "unknown_key"        // well-formed, but its hash is not configured
+	ReasonExpired         = "expired_key"        // configured, but past its expiry
+	ReasonNotPathKey      = "not_a_path_key"     // presented in a path, but not configured for path use
 )
 
 // Result is the outcome of checking a request's credential.
 type Result struct {
 	Status Status
-	// KeyID names the presented key in logs (see KeyID) whenever a
-	// well-formed token was presented, valid or not; "" otherwise.
+	// KeyID names the presented key in logs whenever a well-formed token
+	// was presented, valid or not: the configured key's id when it is one,
+	// else KeyID of the token; "" otherwise.
 	KeyID string
 	// Reason says why the credential is Invalid; "" otherwise.
 	Reason string
+	// Caller is who the request is: audience.Anonymous unless Valid.
+	Caller audience.Caller
 }
 
 // token extracts the Bearer token from a request's Authorization values.
@@ -103,32 +111,100 @@ func token(values []string) (tok string, r Result, ok bool) {
 func invalid(reason string) Result { return Result{Status: Invalid, Reason: reason} }
 
 // Check classifies a request's Authorization header values (all of them, as
-// http.Header.Values returns them) against set.
-func Check(values []string, set Set) Result {
+// http.Header.Values returns them) against set at now.
+func Check(values []string, set Set, now time.Time) Result {
 	tok, r, ok := token(values)
 	if !ok {
 		return r
 	}
-	return check(tok, set)
+	return check(tok, set, now, false)
 }
 
-func check(tok string, set Set) Result {
-	r := Result{Status: Valid, KeyID: KeyID(tok)}
-	if !set.Contains(tok) {
-		r.Status, r.Reason = Invalid, ReasonUnknownKey
+// check looks tok up in set; inPath requires a key configured for path use.
+func check(tok string, set Set, now time.Time, inPath bool) Result {
+	k, ok := set.Lookup(tok)
+	switch {
+	case !ok:
+		return Result{Status: Invalid, KeyID: KeyID(tok), Reason: ReasonUnknownKey}
+	case k.Expired(now):
+		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonExpired}
+	case inPath && !k.Path:
+		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonNotPathKey}
 	}
-	return r
+	return Result{Status: Valid, KeyID: k.ID, Caller: k.Caller()}
 }
 
-// Verifier checks requests against the hashes of a Source.
+// Verifier checks requests against the keys of a Source.
 type Verifier struct {
 	src Source
+	now func() time.Time
 }
 
-// NewVerifier returns a Verifier over src; a nil src configures no keys, so
-// every presented key is Invalid and anonymous requests still work.
-func NewVerifier(src Source) *Verifier {
-	return &Verifier{src: src}
+// NewVerifier returns a Verifier over src, judging expiry by now (nil:
+// time.Now); a nil src configures no keys, so every presented key is
+// Invalid and anonymous requests still work.
+func NewVerifier(src Source, now func() time.Time) *Verifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{src: src, now: now}
+}
+
+// keys returns the store's keys, or an error wrapping ErrUnavailable.
+func (v *Verifier) keys(ctx context.Context) (Set, error) {
+	if v.src == nil {
+		return Set{}, nil
+	}
+	set, err := v.src.Hashes(ctx)
+	if err != nil && !errors.Is(err, ErrUnavailable) {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return set, err
+}
+
+// VerifyPath classifies a key presented in a capability URL's path: Valid
+// only for a configured, unexpired key marked for path use. A token that
+// could not be a key (empty, longer than MaxHeaderBytes, or holding
+// anything but the URL-safe letters, digits, '-', '.', '_' and '~') is
+// Invalid without consulting the store.
+func (v *Verifier) VerifyPath(ctx context.Context, tok string) (Result, error) {
+	if !pathToken(tok) {
+		return invalid(ReasonMalformed), nil
+	}
+	set, err := v.keys(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	return check(tok, set, v.now(), true), nil
+}
+
+func pathToken(tok string) bool {
+	if tok == "" || len(tok) > MaxHeaderBytes {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '.' && c != '_' && c != '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// ByID returns the caller of the configured, unexpired key with the id,
+// read from the store as it is now: for a caller that was named by a key
+// id earlier (a session) and must still hold it. ok is false for an id
+// that names no such key.
+func (v *Verifier) ByID(ctx context.Context, id string) (c audience.Caller, ok bool, err error) {
+	set, err := v.keys(ctx)
+	if err != nil {
+		return audience.Anonymous, false, err
+	}
+	k, found := set.ByID(id)
+	if !found || k.Expired(v.now()) {
+		return audience.Anonymous, false, nil
+	}
+	return k.Caller(), true, nil
 }
 
 // Verify classifies the request with headers h. The Source is consulted
@@ -141,17 +217,11 @@ func (v *Verifier) Verify(ctx context.Context, h http.Header) (Result, error) {
 	if !ok {
 		return r, nil
 	}
-	var set Set
-	if v.src != nil {
-		var err error
-		if set, err = v.src.Hashes(ctx); err != nil {
-			if !errors.Is(err, ErrUnavailable) {
-				err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-			}
-			return Result{}, err
-		}
+	set, err := v.keys(ctx)
+	if err != nil {
+		return Result{}, err
 	}
-	return check(tok, set), nil
+	return check(tok, set, v.now(), false), nil
 }
 
 // Named is Set.Named over the Source's current set. An error wraps

@@ -34,7 +34,7 @@ func TestSecureStringIsReadDecryptedAndRotationShowsAfterTheTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := apikey.NewVerifier(src)
+	v := apikey.NewVerifier(src, nil)
 	ctx := context.Background()
 	status := func(key string) apikey.Status {
 		t.Helper()
@@ -100,7 +100,7 @@ func TestOutageBacksOffAgainstTheEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := apikey.NewVerifier(src)
+	v := apikey.NewVerifier(src, nil)
 	verify := func(key string) error {
 		_, err := v.Verify(context.Background(), http.Header{"Authorization": {"Bearer " + key}})
 		return err
