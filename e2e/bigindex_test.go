@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/http"
 	"net/url"
@@ -168,9 +169,9 @@ func TestTheBigIndexReachesEveryClient(t *testing.T) {
 		{name: "pages/all.json", path: "/skills/v1/pages/all.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := c.Document(gatewayOrigin, tc.path, tc.auth)
+			d := c.Document(gatewayOrigin, tc.path, callerOf(tc.auth))
 			if d == nil {
-				d = c.Document("", tc.path, tc.auth)
+				d = c.Document("", tc.path, callerOf(tc.auth))
 			}
 			if d == nil {
 				t.Fatalf("the indexer stored no %s", tc.path)
@@ -240,7 +241,7 @@ func TestTheBigIndexReachesEveryClient(t *testing.T) {
 		})
 	}
 
-	d := c.Document(gatewayOrigin, routes.RFCIndex, false)
+	d := c.Document(gatewayOrigin, routes.RFCIndex, audience.Anonymous)
 	client := awstest.S3(cfg)
 	t.Run("overwritten in the bucket: the pinned version is read", func(t *testing.T) {
 		if _, err := client.PutObject(context.Background(), &s3.PutObjectInput{
@@ -280,4 +281,13 @@ func countListingOnly(gen *catalogtest.Bucket) int {
 		}
 	}
 	return n
+}
+
+// callerOf is the caller the tests mean by auth: a key of every audience,
+// or none.
+func callerOf(auth bool) audience.Caller {
+	if auth {
+		return audience.Unrestricted
+	}
+	return audience.Anonymous
 }

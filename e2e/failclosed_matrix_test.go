@@ -35,7 +35,7 @@ var secrets = []secret{
 		hide: "version: 1\nskills:\n  - name: secret-x\n    visibility: authenticated\n",
 		show: "version: 1\nskills:\n  - name: secret-x\n    description: Public.\n",
 		seen: func(v *catalog.View, auth bool) bool {
-			return v.Skill("secret-x", auth) != nil || v.ByPath("/skills/secret-x.md", auth) != nil
+			return v.Skill("secret-x", callerOf(auth)) != nil || v.ByPath("/skills/secret-x.md", callerOf(auth)) != nil
 		},
 	},
 	{
@@ -44,7 +44,7 @@ var secrets = []secret{
 		hide: "version: 1\nlistings:\n  partner:\n    skills:\n      - name: secret-x\n        visibility: authenticated\n",
 		show: "version: 1\nlistings:\n  partner:\n    skills:\n      - name: secret-x\n        description: Public.\n",
 		seen: func(v *catalog.View, auth bool) bool {
-			members, _ := v.Listing("partner", auth)
+			members, _ := v.Listing("partner", callerOf(auth))
 			return slices.ContainsFunc(members, func(e *catalog.Entry) bool { return e.Name == "secret-x" })
 		},
 	},
@@ -55,7 +55,7 @@ var secrets = []secret{
 		},
 		hide: "version: 1\nsubagents:\n  - name: secret-x\n    visibility: authenticated\n",
 		show: "version: 1\nsubagents:\n  - name: secret-x\n    description: Public.\n",
-		seen: func(v *catalog.View, auth bool) bool { return v.Subagent("secret-x", auth) != nil },
+		seen: func(v *catalog.View, auth bool) bool { return v.Subagent("secret-x", callerOf(auth)) != nil },
 	},
 }
 

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -138,12 +139,12 @@ func TestBucketIndexesCleanly(t *testing.T) {
 		return out
 	}
 	checks := []struct{ what, got, want string }{
-		{"public skills", strings.Join(names(v.Skills(false)), " "), "deploy-via-pr:1.2.0 pdf-tools:0.9.0 release-notes:2.1.0"},
-		{"all skills", strings.Join(names(v.Skills(true)), " "), "deploy-via-pr:1.2.0 internal-rotate-secret:3 pdf-tools:0.9.0 release-notes:2.1.0"},
-		{"public sub-agents", strings.Join(names(v.Subagents(false)), " "), "changelog-reviewer:1.0.0"},
-		{"all sub-agents", strings.Join(names(v.Subagents(true)), " "), "changelog-reviewer:1.0.0 security-auditor:0.3.1"},
+		{"public skills", strings.Join(names(v.Skills(audience.Anonymous)), " "), "deploy-via-pr:1.2.0 pdf-tools:0.9.0 release-notes:2.1.0"},
+		{"all skills", strings.Join(names(v.Skills(audience.Unrestricted)), " "), "deploy-via-pr:1.2.0 internal-rotate-secret:3 pdf-tools:0.9.0 release-notes:2.1.0"},
+		{"public sub-agents", strings.Join(names(v.Subagents(audience.Anonymous)), " "), "changelog-reviewer:1.0.0"},
+		{"all sub-agents", strings.Join(names(v.Subagents(audience.Unrestricted)), " "), "changelog-reviewer:1.0.0 security-auditor:0.3.1"},
 	}
-	members, ok := v.Listing("partner-a", false)
+	members, ok := v.Listing("partner-a", audience.Anonymous)
 	checks = append(checks, struct{ what, got, want string }{"partner-a listing", strings.Join(names(members), " "), "deploy-via-pr:1.2.0 partner-faq:2026.11.1 partner-onboarding:1.0"})
 	for _, c := range checks {
 		if c.got != c.want {
@@ -153,7 +154,7 @@ func TestBucketIndexesCleanly(t *testing.T) {
 	if !ok {
 		t.Error("partner-a listing is not visible anonymously")
 	}
-	if e := v.Skill("release-notes", false); e == nil || e.LatestVersion().Subagent != "changelog-reviewer" {
+	if e := v.Skill("release-notes", audience.Anonymous); e == nil || e.LatestVersion().Subagent != "changelog-reviewer" {
 		t.Error("release-notes does not route to changelog-reviewer")
 	}
 }

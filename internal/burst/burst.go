@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"slices"
 	"strings"
@@ -195,7 +196,7 @@ func Run(ctx context.Context, s Setup, d Delivery, prefix string, n int, limit t
 
 func allVisible(v *catalog.View, names []string) bool {
 	for _, name := range names {
-		if v.Skill(name, true) == nil {
+		if v.Skill(name, audience.Unrestricted) == nil {
 			return false
 		}
 	}

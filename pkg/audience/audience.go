@@ -132,3 +132,7 @@ func (c Caller) AudienceNames() []string {
 	}
 	return slices.Clone(c.Audiences)
 }
+
+// Unrestricted is a valid key of every audience, with no id: what a bare
+// hash of the comma-separated store is, and what sees everything there is.
+var Unrestricted = Caller{Authenticated: true, All: true}

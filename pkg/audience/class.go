@@ -102,13 +102,12 @@ func (g Groups) names() []string {
 }
 
 // Classes returns every class a document decided by g can have, anonymous
-// first, then by Key. An error says there would be more than max of them
-// (a key may hold any combination of audiences, so n independent audiences
-// make 2^n classes, each a document of its own).
+// first, then by Key. An error says there would be more than max classes
+// of keys (a key may hold any combination of audiences, so n independent
+// audiences make 2^n of them, each a document of its own).
 func (g Groups) Classes(max int) ([]Class, error) {
 	names := g.names()
-	// What meeting one audience meets: the groups holding it.
-	reach := make(map[string]bool, 1)
+	reach := map[string]bool{} // the combinations of groups met, found so far
 	key := func(met []bool) string {
 		var b strings.Builder
 		for _, m := range met {
@@ -132,7 +131,7 @@ func (g Groups) Classes(max int) ([]Class, error) {
 			if k := key(next); !reach[k] {
 				reach[k] = true
 				combos = append(combos, next)
-				if len(combos)+1 > max {
+				if len(combos) > max {
 					return nil, fmt.Errorf("the audiences %s make more than %d distinct views (a key may hold any combination of them)",
 						strings.Join(names, ", "), max)
 				}

@@ -34,7 +34,7 @@ func (e *Entry) Changed() bool { return !e.unchanged() }
 func (e *Entry) clone() Entry {
 	c := Entry{
 		Name: e.Name, Kind: e.Kind, Listing: e.Listing, Source: e.Source, Path: e.Path,
-		ExternalURL: e.ExternalURL, Visibility: e.Visibility, Description: e.Description,
+		ExternalURL: e.ExternalURL, Visibility: e.Visibility, Audiences: slices.Clone(e.Audiences), Description: e.Description,
 		Listings: slices.Clone(e.Listings), Latest: e.Latest,
 		First: e.First, FirstPublished: e.FirstPublished, Count: e.Count,
 		Withdrawn: e.Withdrawn, Contenders: slices.Clone(e.Contenders),
@@ -65,7 +65,7 @@ func cloneVersion(v Version) Version {
 // sameEntry compares the encoded fields of two entries.
 func sameEntry(a, b *Entry) bool {
 	return a.Name == b.Name && a.Kind == b.Kind && a.Listing == b.Listing && a.Source == b.Source &&
-		a.Path == b.Path && a.ExternalURL == b.ExternalURL && a.Visibility == b.Visibility &&
+		a.Path == b.Path && a.ExternalURL == b.ExternalURL && a.Visibility == b.Visibility && a.Audiences.Equal(b.Audiences) &&
 		a.Description == b.Description && slices.Equal(a.Listings, b.Listings) && a.Latest == b.Latest &&
 		a.First == b.First && a.FirstPublished.Equal(b.FirstPublished) && sameLocation(a.FirstPublished, b.FirstPublished) &&
 		a.Count == b.Count && a.Withdrawn == b.Withdrawn && slices.Equal(a.Contenders, b.Contenders) &&

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"reflect"
 	"strings"
 	"testing"
@@ -257,7 +258,7 @@ func TestDecodeSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := v.Skill("x", false)
+	e := v.Skill("x", audience.Anonymous)
 	hist, err := v.History(t.Context(), e)
 	if err != nil || labels(hist) != "1 2" {
 		t.Errorf("legacy history through the reader = %s, %v", labels(hist), err)
@@ -309,14 +310,14 @@ func TestReaderReadsWhatItNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := len(v.Skills(true)); names != 2 || v.Skill("gone", true) != nil || v.Subagent("reviewer", false) == nil {
+	if names := len(v.Skills(audience.Unrestricted)); names != 2 || v.Skill("gone", audience.Unrestricted) != nil || v.Subagent("reviewer", audience.Anonymous) == nil {
 		t.Errorf("view: %d top-level skills, want alpha and beta", names)
 	}
-	if ms, ok := v.Listing("partner", true); !ok || len(ms) != 2 {
+	if ms, ok := v.Listing("partner", audience.Unrestricted); !ok || len(ms) != 2 {
 		t.Errorf("listing partner = %v", ms)
 	}
 	reads := len(st.reads)
-	alpha := v.Skill("alpha", false)
+	alpha := v.Skill("alpha", audience.Anonymous)
 	hist, err := v.History(ctx, alpha)
 	if err != nil || labels(hist) != "1.0 1.1 2.0" {
 		t.Fatalf("alpha's history = %s, %v", labels(hist), err)
@@ -324,7 +325,7 @@ func TestReaderReadsWhatItNeeds(t *testing.T) {
 	if len(st.reads) != reads+1 {
 		t.Errorf("a history took reads %v", st.reads[reads:])
 	}
-	if hist, err := v.History(ctx, v.Skill("beta", false)); err != nil || labels(hist) != "1" || len(st.reads) != reads+1 {
+	if hist, err := v.History(ctx, v.Skill("beta", audience.Anonymous)); err != nil || labels(hist) != "1" || len(st.reads) != reads+1 {
 		t.Errorf("a one-version history = %s, %v, after reads %v (want none)", labels(hist), err, st.reads[reads:])
 	}
 	ver, err := v.Version(ctx, alpha, "1.1")

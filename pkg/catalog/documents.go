@@ -1,18 +1,25 @@
 package catalog
 
-import "github.com/skilldrop/skilldrop/pkg/digest"
+import (
+	"github.com/skilldrop/skilldrop/pkg/audience"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+)
 
 // Document is a feed document the indexer rendered into the bucket for one
-// origin and auth class (the large ones: a document too large for a Lambda
-// response must be fetched from the bucket itself). The request path
-// answers the document's route from it, or redirects to it, instead of
-// rendering the document from the entries.
+// origin and class of caller (the large ones: a document too large for a
+// Lambda response must be fetched from the bucket itself). The request
+// path answers the document's route from it, or redirects to it, instead
+// of rendering the document from the entries.
 type Document struct {
-	// Origin ("https://host"), Path (the route it answers) and
-	// Authenticated (the auth class it was rendered for) say what it is.
-	Origin        string `json:"origin"`
-	Path          string `json:"path"`
-	Authenticated bool   `json:"authenticated,omitempty"`
+	// Origin ("https://host"), Path (the route it answers), and
+	// Authenticated and Audiences (the audience.Class it was rendered for)
+	// say what it is; Groups are the audiences that decide the classes of
+	// its path (the same for every class), which tell a caller's class.
+	Origin        string          `json:"origin"`
+	Path          string          `json:"path"`
+	Authenticated bool            `json:"authenticated,omitempty"`
+	Audiences     audience.Set    `json:"audiences,omitempty"`
+	Groups        audience.Groups `json:"groups,omitempty"`
 	// Identity is the document as JSON; Gzip, when set, its gzip encoding.
 	Identity Rendition  `json:"identity"`
 	Gzip     *Rendition `json:"gzip,omitempty"`
@@ -46,16 +53,43 @@ type Rendition struct {
 	Size   int64         `json:"size"`
 }
 
-// Document returns the document rendered for origin, path and auth class,
-// or nil.
-func (c *Catalog) Document(origin, path string, authenticated bool) *Document {
-	return findDocument(c.Documents, origin, path, authenticated)
+// Class is the class of caller d was rendered for.
+func (d *Document) Class() audience.Class {
+	return audience.Class{Authenticated: d.Authenticated, Audiences: d.Audiences}
 }
 
-func findDocument(docs []Document, origin, path string, authenticated bool) *Document {
+// Document returns the document rendered for origin and path in the
+// caller's class, or nil.
+func (c *Catalog) Document(origin, path string, caller audience.Caller) *Document {
+	return findDocument(c.Documents, origin, path, caller)
+}
+
+// findDocument finds the document of origin and path rendered for the
+// caller's class, which the groups recorded with the path's documents
+// tell.
+func findDocument(docs []Document, origin, path string, caller audience.Caller) *Document {
+	var class *audience.Class
 	for i := range docs {
 		d := &docs[i]
-		if d.Origin == origin && d.Path == path && d.Authenticated == authenticated {
+		if d.Origin != origin || d.Path != path {
+			continue
+		}
+		if class == nil {
+			cl := d.Groups.Class(caller)
+			class = &cl
+		}
+		if d.Authenticated == class.Authenticated && d.Audiences.Equal(class.Audiences) {
+			return d
+		}
+	}
+	return nil
+}
+
+// FindClass returns the document of origin and path rendered for class,
+// or nil.
+func FindClass(docs []Document, origin, path string, class audience.Class) *Document {
+	for i := range docs {
+		if d := &docs[i]; d.Origin == origin && d.Path == path && d.Authenticated == class.Authenticated && d.Audiences.Equal(class.Audiences) {
 			return d
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
@@ -42,7 +43,7 @@ type Visibility string
 // The visibilities.
 const (
 	Public        Visibility = "public"        // served to every caller
-	Authenticated Visibility = "authenticated" // only with a valid API key; hidden (404) otherwise
+	Authenticated Visibility = "authenticated" // only with a valid API key (of Entry.Audiences, when set); hidden (404) otherwise
 )
 
 // Kind separates the two collections.
@@ -123,6 +124,10 @@ type Entry struct {
 	ExternalURL string `json:"externalUrl,omitempty"`
 	// Visibility from agent-skills.yaml; Public when unset.
 	Visibility Visibility `json:"visibility"`
+	// Audiences, when set, restrict an Authenticated entry to keys that
+	// meet them: the entry's own in agent-skills.yaml, else (for a
+	// listing's own skill) its listing's.
+	Audiences audience.Set `json:"audiences,omitempty"`
 	// Description overrides the frontmatter's when set (agent-skills.yaml).
 	Description string `json:"description,omitempty"`
 	// Listings are the listings that include this top-level skill by name.
@@ -213,6 +218,15 @@ type Listing struct {
 	// Skills lists the top-level skills included by name; skills published
 	// only in this listing are Entries with Listing == Name.
 	Skills []string `json:"skills,omitempty"`
+	// Audiences, when set, restrict the whole listing to keys that meet
+	// them: for anyone else it does not exist, whatever it lists.
+	Audiences audience.Set `json:"audiences,omitempty"`
+}
+
+// VisibleTo reports whether the caller may see the listing at all (its
+// members are then judged one by one).
+func (l *Listing) VisibleTo(c audience.Caller) bool {
+	return len(l.Audiences) == 0 || c.Meets(l.Audiences)
 }
 
 // ConfigState records the agent-skills.yaml in force.
@@ -403,9 +417,15 @@ func ParseVisibility(s string) (Visibility, error) {
 	return "", fmt.Errorf("visibility %q: want public or authenticated", s)
 }
 
-// VisibleTo reports whether a caller sees the entry.
-func (e *Entry) VisibleTo(authenticated bool) bool {
-	return authenticated || e.Visibility != Authenticated
+// VisibleTo reports whether the caller may see the entry: the one
+// visibility decision every surface makes (the View's accessors, the
+// stored documents, search, MCP, the web catalog). A public entry is
+// everyone's; an authenticated one needs a valid key, which must meet the
+// entry's audiences when it has any. A listing's own entries carry their
+// listing's audiences (the indexer records them), and a listing that has
+// audiences is judged by Listing.VisibleTo as well.
+func (e *Entry) VisibleTo(c audience.Caller) bool {
+	return e.Visibility != Authenticated || c.Meets(e.Audiences)
 }
 
 // SortedSkills returns the skills in ID order.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -174,8 +175,8 @@ func readRange(ctx context.Context, s store.Store, offset, length int64, opts st
 	return b, obj.Info, nil
 }
 
-// Document returns the pre-rendered document for origin, path and auth
-// class of this revision, or nil.
-func (h *Head) Document(origin, path string, authenticated bool) *Document {
-	return findDocument(h.Documents, origin, path, authenticated)
+// Document returns the pre-rendered document of this revision for origin
+// and path in the caller's class, or nil.
+func (h *Head) Document(origin, path string, c audience.Caller) *Document {
+	return findDocument(h.Documents, origin, path, c)
 }

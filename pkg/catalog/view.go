@@ -4,14 +4,16 @@ import (
 	"context"
 	"slices"
 	"sort"
+
+	"github.com/skilldrop/skilldrop/pkg/audience"
 )
 
 // View is a read-only, indexed form of a Catalog for the request path: live
 // entries only, sorted, with lookups by name and by served path. Build it
 // once per catalog revision with Compile; it is safe for concurrent use.
-// Every accessor takes the caller's authentication and never returns an
-// entry the caller may not see, so a surface cannot leak one by forgetting
-// a filter.
+// Every accessor takes the caller and never returns an entry the caller
+// may not see (Entry.VisibleTo, and Listing.VisibleTo for a listing's
+// members), so a surface cannot leak one by forgetting a filter.
 type View struct {
 	revision  int64
 	etag      string
@@ -26,13 +28,15 @@ type View struct {
 	// gone are the live entries no version of which is in service, by the
 	// keys the served ones have: their bytes answer 410, not 404.
 	goneSkill, goneAgent, gonePath map[string]*Entry
-	// revoked lists the gone versions, each with its entry's visibility.
+	// revoked lists the gone versions, each with its entry (for who may see it).
 	revoked []goneFor
+	gates   map[string]*Listing // the listings, for their audiences
+	groups  map[Scope]audience.Groups
 }
 
 type goneFor struct {
 	GoneVersion
-	vis Visibility
+	entry *Entry
 }
 
 // Compile indexes c. etag is the catalog object's ETag, kept for callers
@@ -63,9 +67,10 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 		goneSkill: map[string]*Entry{},
 		goneAgent: map[string]*Entry{},
 		gonePath:  map[string]*Entry{},
+		gates:     map[string]*Listing{},
 	}
-	for name := range listings {
-		v.listings[name] = nil
+	for name, l := range listings {
+		v.listings[name], v.gates[name] = nil, l
 	}
 	for _, e := range skills {
 		if !e.Served() {
@@ -121,20 +126,110 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 		}
 		for _, g := range gone {
 			if e := byID[g.Kind][g.ID()]; e != nil {
-				v.revoked = append(v.revoked, goneFor{GoneVersion: g, vis: e.Visibility})
+				v.revoked = append(v.revoked, goneFor{GoneVersion: g, entry: e})
 			}
 		}
 	}
+	v.groups = map[Scope]audience.Groups{ScopeSkills: groupsOf(v.skills, nil), ScopeSubagents: groupsOf(v.subagents, nil)}
+	var all []audience.Set
+	for name, members := range v.listings {
+		g := groupsOf(members, v.gates[name].Audiences)
+		v.groups[ListingScope(name)] = g
+		all = append(all, g...)
+	}
+	v.groups[ScopeAll] = audience.GroupsOf(append(all, v.groups[ScopeSkills]...)...)
 	return v
 }
+
+// Scope names what one document lists, whose audiences decide the
+// document's classes: the top-level skills, the sub-agents, one listing,
+// or every skill (MCP serves the top level and every listing's own).
+type Scope struct {
+	kind    Kind
+	listing string
+	all     bool
+}
+
+// The scopes that are not a listing.
+var (
+	ScopeSkills    = Scope{kind: KindSkill}
+	ScopeSubagents = Scope{kind: KindSubagent}
+	ScopeAll       = Scope{kind: KindSkill, all: true}
+)
+
+// ListingScope is the scope of a listing's index.
+func ListingScope(name string) Scope { return Scope{kind: KindSkill, listing: name} }
+
+// groupsOf are the audiences that decide what of entries (behind a
+// listing's gate audiences, when set) a caller sees.
+func groupsOf(entries []*Entry, gate audience.Set) audience.Groups {
+	sets := []audience.Set{gate}
+	for _, e := range entries {
+		if e.Visibility == Authenticated {
+			sets = append(sets, e.Audiences)
+		}
+	}
+	return audience.GroupsOf(sets...)
+}
+
+// Groups are the audiences that decide what a caller sees in scope of c:
+// those of its entries not withdrawn (a head is not decoded to tell a live
+// one), so a publish can enumerate the classes of its stored documents
+// without decoding the catalog. A withdrawn entry's audiences, counted,
+// only split a class in two that see the same.
+func (c *Catalog) Groups(scope Scope) audience.Groups {
+	var entries []*Entry
+	var gate audience.Set
+	add := func(e *Entry) {
+		if e != nil && !e.Withdrawn {
+			entries = append(entries, e)
+		}
+	}
+	switch {
+	case scope.kind == KindSubagent:
+		for _, e := range c.Subagents {
+			add(e)
+		}
+	case scope.listing != "":
+		l := c.Listings[scope.listing]
+		if l == nil {
+			return nil
+		}
+		gate = l.Audiences
+		for _, name := range l.Skills {
+			add(c.Skills[name])
+		}
+		for _, e := range c.Skills {
+			if e.Listing == scope.listing {
+				add(e)
+			}
+		}
+	default: // the top level (a publish stores no document of ScopeAll)
+		for _, e := range c.Skills {
+			if e.Listing == "" {
+				add(e)
+			}
+		}
+	}
+	return groupsOf(entries, gate)
+}
+
+// Class is the caller's class in scope: what caches and stored documents
+// of the scope are keyed by.
+func (v *View) Class(scope Scope, c audience.Caller) audience.Class {
+	return v.groups[scope].Class(c)
+}
+
+// Groups are the audiences that decide what a caller sees in scope.
+func (v *View) Groups(scope Scope) audience.Groups { return v.groups[scope] }
 
 // Revision is the catalog revision the view was compiled from.
 func (v *View) Revision() int64 { return v.revision }
 
-// Document returns the pre-rendered document for origin, path and auth
-// class, or nil.
-func (v *View) Document(origin, path string, authenticated bool) *Document {
-	return findDocument(v.documents, origin, path, authenticated)
+// Document returns the pre-rendered document for origin and path in the
+// caller's class, or nil.
+func (v *View) Document(origin, path string, c audience.Caller) *Document {
+	return findDocument(v.documents, origin, path, c)
 }
 
 // History returns e's versions in service, oldest first (the latest
@@ -171,26 +266,26 @@ func (v *View) Version(ctx context.Context, e *Entry, label string) (*Version, e
 // GoneSkill, GoneSubagent and GoneAt return the live entry of that name
 // (or served at that path) the caller may see when no version of it is in
 // service, or nil: for a 410 where a served one would be answered.
-func (v *View) GoneSkill(name string, authenticated bool) *Entry {
-	return visibleOne(v.goneSkill[name], authenticated)
+func (v *View) GoneSkill(name string, c audience.Caller) *Entry {
+	return visibleOne(v.goneSkill[name], c)
 }
 
 // GoneSubagent is GoneSkill for sub-agents.
-func (v *View) GoneSubagent(name string, authenticated bool) *Entry {
-	return visibleOne(v.goneAgent[name], authenticated)
+func (v *View) GoneSubagent(name string, c audience.Caller) *Entry {
+	return visibleOne(v.goneAgent[name], c)
 }
 
 // GoneAt is GoneSkill for an artifact path.
-func (v *View) GoneAt(path string, authenticated bool) *Entry {
-	return visibleOne(v.gonePath[path], authenticated)
+func (v *View) GoneAt(path string, c audience.Caller) *Entry {
+	return visibleOne(v.gonePath[path], c)
 }
 
 // Revoked returns the gone versions of entries the caller may see, oldest
 // first.
-func (v *View) Revoked(authenticated bool) []GoneVersion {
+func (v *View) Revoked(c audience.Caller) []GoneVersion {
 	out := []GoneVersion{}
 	for _, g := range v.revoked {
-		if authenticated || g.vis != Authenticated {
+		if g.entry.VisibleTo(c) {
 			out = append(out, g.GoneVersion)
 		}
 	}
@@ -201,36 +296,36 @@ func (v *View) Revoked(authenticated bool) []GoneVersion {
 func (v *View) ETag() string { return v.etag }
 
 // Skills returns the live top-level skills the caller may see, by name.
-func (v *View) Skills(authenticated bool) []*Entry { return visible(v.skills, authenticated) }
+func (v *View) Skills(c audience.Caller) []*Entry { return visible(v.skills, c) }
 
 // Subagents returns the live sub-agents the caller may see, by name.
-func (v *View) Subagents(authenticated bool) []*Entry { return visible(v.subagents, authenticated) }
+func (v *View) Subagents(c audience.Caller) []*Entry { return visible(v.subagents, c) }
 
 // Skill returns a live top-level skill the caller may see, or nil.
-func (v *View) Skill(name string, authenticated bool) *Entry {
-	return visibleOne(v.skillBy[name], authenticated)
+func (v *View) Skill(name string, c audience.Caller) *Entry {
+	return visibleOne(v.skillBy[name], c)
 }
 
 // Subagent returns a live sub-agent the caller may see, or nil.
-func (v *View) Subagent(name string, authenticated bool) *Entry {
-	return visibleOne(v.agentBy[name], authenticated)
+func (v *View) Subagent(name string, c audience.Caller) *Entry {
+	return visibleOne(v.agentBy[name], c)
 }
 
 // ByPath returns the live entry served at an origin-root-absolute path, or nil.
-func (v *View) ByPath(path string, authenticated bool) *Entry {
-	return visibleOne(v.byPath[path], authenticated)
+func (v *View) ByPath(path string, c audience.Caller) *Entry {
+	return visibleOne(v.byPath[path], c)
 }
 
 // Listing returns the live members of a listing the caller may see. ok is
-// false when the listing is unknown or nothing in it is visible to the
-// caller: an anonymous caller cannot tell a listing of hidden skills from
-// one that does not exist.
-func (v *View) Listing(name string, authenticated bool) (members []*Entry, ok bool) {
+// false when the listing is unknown, restricted to audiences the caller
+// does not meet, or holds nothing visible to the caller: a caller cannot
+// tell a listing hidden from it from one that does not exist.
+func (v *View) Listing(name string, c audience.Caller) (members []*Entry, ok bool) {
 	all, known := v.listings[name]
-	if !known {
+	if !known || !v.gates[name].VisibleTo(c) {
 		return nil, false
 	}
-	members = visible(all, authenticated)
+	members = visible(all, c)
 	return members, len(members) > 0
 }
 
@@ -246,33 +341,33 @@ func (v *View) ListingNames() []string {
 
 // AnyVisible reports whether the caller can see at least one skill anywhere
 // (top level or a listing); MCP advertises the index only then.
-func (v *View) AnyVisible(authenticated bool) bool {
-	if len(v.Skills(authenticated)) > 0 {
+func (v *View) AnyVisible(c audience.Caller) bool {
+	if len(v.Skills(c)) > 0 {
 		return true
 	}
 	for name := range v.listings {
-		if _, ok := v.Listing(name, authenticated); ok {
+		if _, ok := v.Listing(name, c); ok {
 			return true
 		}
 	}
 	return false
 }
 
-func visible(all []*Entry, authenticated bool) []*Entry {
-	if authenticated {
-		return all
-	}
+func visible(all []*Entry, c audience.Caller) []*Entry {
 	out := make([]*Entry, 0, len(all))
 	for _, e := range all {
-		if e.VisibleTo(false) {
+		if e.VisibleTo(c) {
 			out = append(out, e)
 		}
+	}
+	if len(out) == len(all) {
+		return all
 	}
 	return out
 }
 
-func visibleOne(e *Entry, authenticated bool) *Entry {
-	if e == nil || !e.VisibleTo(authenticated) {
+func visibleOne(e *Entry, c audience.Caller) *Entry {
+	if e == nil || !e.VisibleTo(c) {
 		return nil
 	}
 	return e

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"testing"
 	"time"
 
@@ -40,52 +41,52 @@ func TestViewVisibility(t *testing.T) {
 		}
 		return out
 	}
-	if got := names(v.Skills(false)); len(got) != 1 || got[0] != "pub" {
+	if got := names(v.Skills(audience.Anonymous)); len(got) != 1 || got[0] != "pub" {
 		t.Errorf("anonymous skills = %v, want [pub]", got)
 	}
-	if got := names(v.Skills(true)); len(got) != 2 || got[0] != "pub" || got[1] != "secret" {
+	if got := names(v.Skills(audience.Unrestricted)); len(got) != 2 || got[0] != "pub" || got[1] != "secret" {
 		t.Errorf("authenticated skills = %v, want [pub secret]", got)
 	}
-	if v.Skill("secret", false) != nil || v.Skill("secret", true) == nil || v.Skill("gone", true) != nil {
+	if v.Skill("secret", audience.Anonymous) != nil || v.Skill("secret", audience.Unrestricted) == nil || v.Skill("gone", audience.Unrestricted) != nil {
 		t.Error("Skill lookup ignores visibility or withdrawal")
 	}
-	if v.ByPath("/secret.md", false) != nil || v.ByPath("/secret.md", true) == nil || v.ByPath("/gone.md", true) != nil {
+	if v.ByPath("/secret.md", audience.Anonymous) != nil || v.ByPath("/secret.md", audience.Unrestricted) == nil || v.ByPath("/gone.md", audience.Unrestricted) != nil {
 		t.Error("ByPath ignores visibility or withdrawal")
 	}
-	if v.ByPath("/partner/only-here.md", false) == nil {
+	if v.ByPath("/partner/only-here.md", audience.Anonymous) == nil {
 		t.Error("listing-only skill not found by path")
 	}
-	if v.Skill("only-here", true) != nil {
+	if v.Skill("only-here", audience.Unrestricted) != nil {
 		t.Error("listing-only skill appears at the top level")
 	}
-	members, ok := v.Listing("partner", false)
+	members, ok := v.Listing("partner", audience.Anonymous)
 	if got := names(members); !ok || len(got) != 2 || got[0] != "only-here" || got[1] != "pub" {
 		t.Errorf("anonymous partner listing = %v %v, want [only-here pub]", got, ok)
 	}
-	if members, _ := v.Listing("partner", true); len(members) != 3 {
+	if members, _ := v.Listing("partner", audience.Unrestricted); len(members) != 3 {
 		t.Errorf("authenticated partner listing has %d members, want 3", len(members))
 	}
-	if _, ok := v.Listing("hidden", false); ok {
+	if _, ok := v.Listing("hidden", audience.Anonymous); ok {
 		t.Error("a listing with only hidden skills is visible to anonymous callers")
 	}
-	if _, ok := v.Listing("hidden", true); !ok {
+	if _, ok := v.Listing("hidden", audience.Unrestricted); !ok {
 		t.Error("authenticated caller cannot see the hidden listing")
 	}
-	if _, ok := v.Listing("nope", true); ok {
+	if _, ok := v.Listing("nope", audience.Unrestricted); ok {
 		t.Error("unknown listing reported as known")
 	}
 	if got := v.ListingNames(); len(got) != 2 || got[0] != "hidden" || got[1] != "partner" {
 		t.Errorf("listing names %v, want [hidden partner] (callers filter with Listing)", got)
 	}
-	if v.Subagent("rev", false) != nil || len(v.Subagents(false)) != 0 || v.Subagent("rev", true) == nil {
+	if v.Subagent("rev", audience.Anonymous) != nil || len(v.Subagents(audience.Anonymous)) != 0 || v.Subagent("rev", audience.Unrestricted) == nil {
 		t.Error("sub-agent visibility not applied")
 	}
-	if !v.AnyVisible(false) {
+	if !v.AnyVisible(audience.Anonymous) {
 		t.Error("AnyVisible(false) = false with a public skill")
 	}
 	empty := New()
 	empty.Skills["s"] = entry("s", "", Authenticated, false)
-	if ev := Compile(empty, ""); ev.AnyVisible(false) || !ev.AnyVisible(true) {
+	if ev := Compile(empty, ""); ev.AnyVisible(audience.Anonymous) || !ev.AnyVisible(audience.Unrestricted) {
 		t.Error("AnyVisible disagrees with visibility")
 	}
 }

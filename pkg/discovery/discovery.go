@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 
@@ -37,15 +38,15 @@ type Skill struct {
 // TopLevel is the index of the top-level skills the caller may see. base is
 // the public origin (scheme and host; any path is ignored) that re-hosted
 // URLs are made absolute against.
-func TopLevel(v *catalog.View, authenticated bool, base *url.URL) Index {
-	return Build(v.Skills(authenticated), base)
+func TopLevel(v *catalog.View, c audience.Caller, base *url.URL) Index {
+	return Build(v.Skills(c), base)
 }
 
 // Listing is the index of a listing. ok is false when the listing is
 // unknown or holds nothing the caller may see (catalog.View.Listing), so a
 // listing of hidden skills is indistinguishable from a missing one.
-func Listing(v *catalog.View, name string, authenticated bool, base *url.URL) (idx Index, ok bool) {
-	members, ok := v.Listing(name, authenticated)
+func Listing(v *catalog.View, name string, c audience.Caller, base *url.URL) (idx Index, ok bool) {
+	members, ok := v.Listing(name, c)
 	if !ok {
 		return Index{}, false
 	}
@@ -57,7 +58,13 @@ func Listing(v *catalog.View, name string, authenticated bool, base *url.URL) (i
 // could fetch and is left out. Callers pass only entries the caller may
 // see: Build does not filter by visibility.
 func Build(entries []*catalog.Entry, base *url.URL) Index {
-	origin := Origin(base)
+	return BuildAt(entries, Origin(base))
+}
+
+// BuildAt is Build with the prefix of every re-hosted URL given as it is
+// (an origin, Origin's form, optionally followed by a path such as a
+// capability URL's /k/<key>).
+func BuildAt(entries []*catalog.Entry, origin string) Index {
 	idx := Index{Schema: SchemaURL, Skills: make([]Skill, 0, len(entries))}
 	for _, e := range entries {
 		if s, ok := Item(e, origin); ok {

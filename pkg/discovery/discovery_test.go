@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"encoding/json"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"reflect"
 	"testing"
@@ -78,7 +79,7 @@ func TestTopLevelFiltersAndSorts(t *testing.T) {
 		{"authenticated also sees authenticated skills", true, []string{"bundle", "deploy-via-pr", "external", "secret-rotation", "zipped"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := TopLevel(v, tc.authenticated, base)
+			idx := TopLevel(v, callerOf(tc.authenticated), base)
 			if idx.Schema != SchemaURL {
 				t.Errorf("schema = %q", idx.Schema)
 			}
@@ -90,7 +91,7 @@ func TestTopLevelFiltersAndSorts(t *testing.T) {
 }
 
 func TestEntryFields(t *testing.T) {
-	idx := TopLevel(testView(), true, base)
+	idx := TopLevel(testView(), audience.Unrestricted, base)
 	want := map[string]Skill{
 		"deploy-via-pr": {Name: "deploy-via-pr", Type: "skill-md", Description: "deploy-via-pr does things",
 			URL: "https://skills.example.com/skills/deploy-via-pr.md", Digest: digest.Of([]byte("deploy-via-pr")).String(), Version: "1.0.0"},
@@ -137,7 +138,7 @@ func TestListing(t *testing.T) {
 		{"unknown listing", "nope", true, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx, ok := Listing(v, tc.listing, tc.authenticated, base)
+			idx, ok := Listing(v, tc.listing, callerOf(tc.authenticated), base)
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
 			}
@@ -203,4 +204,13 @@ func TestBaseURLHandling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callerOf is the caller the tests mean by authenticated: a key of every
+// audience, or none.
+func callerOf(authenticated bool) audience.Caller {
+	if authenticated {
+		return audience.Unrestricted
+	}
+	return audience.Anonymous
 }

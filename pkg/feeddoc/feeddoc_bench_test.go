@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 
@@ -24,11 +25,11 @@ func BenchmarkRenderAgainstGzip(b *testing.B) {
 	base, _ := url.Parse("https://skills.example.com")
 	for _, n := range []int{1000, 10000, 50000} {
 		v := catalogtest.Generate(catalogtest.Default(n)).View(b)
-		doc := feeddoc.Render(discovery.TopLevel(v, false, base), feeddoc.RequestLevel)
+		doc := feeddoc.Render(discovery.TopLevel(v, audience.Anonymous, base), feeddoc.RequestLevel)
 		b.Run(fmt.Sprintf("render/%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(doc.Body)))
 			for b.Loop() {
-				feeddoc.Render(discovery.TopLevel(v, false, base), feeddoc.RequestLevel)
+				feeddoc.Render(discovery.TopLevel(v, audience.Anonymous, base), feeddoc.RequestLevel)
 			}
 		})
 		for _, l := range []struct {

@@ -261,8 +261,10 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 
 // applySettings makes every entry's settings those of cfg: visibility
 // (the entry's, else the config's default_visibility, else the
-// deployment's default the catalog records, else public), description and
-// served path, listing membership, and the listings
+// deployment's default the catalog records, else public) and audiences (a
+// listing's own skills take their listing's unless they name their own;
+// audiences make an entry authenticated), description and served path,
+// listing membership, and the listings
 // themselves (the config's, plus those live listing drops create). It is
 // total and idempotent, so a re-index yields the same settings as
 // incremental indexing, whatever order events came in. With settled (the
@@ -280,7 +282,7 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) b
 		for _, l := range cfg.Listings {
 			refs := slices.Clone(l.Refs)
 			slices.Sort(refs)
-			listings[l.Name] = &catalog.Listing{Name: l.Name, Skills: refs}
+			listings[l.Name] = &catalog.Listing{Name: l.Name, Skills: refs, Audiences: l.Audiences}
 			for _, name := range refs {
 				member[name] = append(member[name], l.Name)
 			}
@@ -302,14 +304,18 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) b
 				}
 				desc = ce.Description
 			}
+			aud := cfg.EffectiveAudiences(e.Kind, e.Listing, e.Name)
+			if len(aud) > 0 {
+				vis = catalog.Authenticated
+			}
 			var in []string
 			if e.Kind == catalog.KindSkill && e.Listing == "" {
 				in = member[e.Name]
 				slices.Sort(in)
 			}
 			path := entryPath(e, cfg)
-			if e.Visibility != vis || e.Description != desc || e.Path != path || !slices.Equal(e.Listings, in) {
-				e.Visibility, e.Description, e.Path, e.Listings = vis, desc, path, slices.Clone(in)
+			if e.Visibility != vis || !e.Audiences.Equal(aud) || e.Description != desc || e.Path != path || !slices.Equal(e.Listings, in) {
+				e.Visibility, e.Audiences, e.Description, e.Path, e.Listings = vis, slices.Clone(aud), desc, path, slices.Clone(in)
 				changed = true
 			}
 		}

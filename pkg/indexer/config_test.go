@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -69,7 +70,7 @@ subagents:
 		t.Fatalf("sub-agent visibility %s", r.Visibility)
 	}
 	v := catalog.Compile(e.catalog(), "")
-	if v.Skill("x", false) != nil || v.Skill("x", true) == nil || v.ByPath("/docs/x.md", true) == nil || v.ByPath("/skills/x.md", true) != nil {
+	if v.Skill("x", audience.Anonymous) != nil || v.Skill("x", audience.Unrestricted) == nil || v.ByPath("/docs/x.md", audience.Unrestricted) == nil || v.ByPath("/skills/x.md", audience.Unrestricted) != nil {
 		t.Fatal("the compiled view does not follow the overrides")
 	}
 	// An agent.md's own visibility is a runtime hint, not access control.
@@ -299,7 +300,7 @@ listings:
 	}
 	v := catalog.Compile(e.catalog(), "")
 	names := func(l string) []string {
-		m, _ := v.Listing(l, true)
+		m, _ := v.Listing(l, audience.Unrestricted)
 		var out []string
 		for _, en := range m {
 			out = append(out, en.Name)
@@ -312,7 +313,7 @@ listings:
 	if got := names("partner-b"); !slices.Equal(got, []string{"dropped"}) {
 		t.Fatalf("partner-b holds %v", got)
 	}
-	if v.Skill("only-a", true) != nil {
+	if v.Skill("only-a", audience.Unrestricted) != nil {
 		t.Fatal("a listing-only skill is in the top-level index")
 	}
 	if en := e.live(catalog.KindSkill, "partner-a/only-a"); en.Path != "/.well-known/agent-skills/partner-a/skills/only-a.md" {

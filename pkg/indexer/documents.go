@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
@@ -136,11 +137,14 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 	}
 	changed := changedEntries(c)
 	var docs []catalog.Document
-	for _, sd := range storedDocs(c, origins) {
+	for _, sd := range ix.storedDocs(c, origins) {
 		if sd.bounded && int64(sd.atMost)*maxItemBytes < ix.minStored {
 			continue
 		}
-		prev := findPinned(pinned, sd.origin, sd.path, sd.auth)
+		prev := catalog.FindClass(pinned, sd.origin, sd.path, sd.class)
+		if prev != nil && !slices.EqualFunc(prev.Groups, sd.groups, audience.Set.Equal) {
+			prev = nil // what decides its classes changed: built whole
+		}
 		var changes map[string][]byte
 		if sd.item != nil {
 			changes = map[string][]byte{}
@@ -168,7 +172,7 @@ func (ix *Indexer) documentsOf(ctx context.Context, origins []*url.URL, pinned [
 				ix.log.WarnContext(ctx, "a stored document cannot be spliced; rendering it whole", "path", sd.path, "error", err.Error())
 				st = nil
 			} else {
-				ix.log.DebugContext(ctx, "stored document spliced", "path", sd.path, "authenticated", sd.auth, "items", len(changes))
+				ix.log.DebugContext(ctx, "stored document spliced", "path", sd.path, "class", sd.class.String(), "items", len(changes))
 			}
 		}
 		if st == nil {
@@ -206,15 +210,6 @@ func changedEntries(c *catalog.Catalog) []*catalog.Entry {
 	return out
 }
 
-func findPinned(pinned []catalog.Document, origin, path string, auth bool) *catalog.Document {
-	for i := range pinned {
-		if d := &pinned[i]; d.Origin == origin && d.Path == path && d.Authenticated == auth {
-			return d
-		}
-	}
-	return nil
-}
-
 // storeDocument stores a document's renditions (those the catalog pins
 // already are kept) and returns its record.
 func (ix *Indexer) storeDocument(ctx context.Context, pinned []catalog.Document, sd storedDoc, st *feeddoc.Stored) (catalog.Document, error) {
@@ -222,7 +217,7 @@ func (ix *Indexer) storeDocument(ctx context.Context, pinned []catalog.Document,
 	if err != nil {
 		return catalog.Document{}, fmt.Errorf("encode the layout of %s: %w", sd.path, err)
 	}
-	d := catalog.Document{Origin: sd.origin, Path: sd.path, Authenticated: sd.auth}
+	d := catalog.Document{Origin: sd.origin, Path: sd.path, Authenticated: sd.class.Authenticated, Audiences: sd.class.Audiences, Groups: sd.groups}
 	for _, r := range []struct {
 		to       **catalog.Rendition
 		b        []byte

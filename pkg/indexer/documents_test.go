@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/url"
 	"reflect"
@@ -55,11 +56,11 @@ func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
 	c := e.catalog()
 	v := catalog.Compile(c, "")
 	for _, auth := range []bool{false, true} {
-		d := c.Document("https://skills.example.com", routes.RFCIndex, auth)
+		d := c.Document("https://skills.example.com", routes.RFCIndex, callerOf(auth))
 		if d == nil {
 			t.Fatalf("no stored RFC index (authenticated %v); documents %s", auth, dump(c.Documents))
 		}
-		want := feeddoc.Render(discovery.TopLevel(v, auth, origin), feeddoc.StoredLevel)
+		want := feeddoc.Render(discovery.TopLevel(v, callerOf(auth), origin), feeddoc.StoredLevel)
 		got, _, err := store.ReadAll(context.Background(), e.st, d.Identity.Key, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -73,17 +74,17 @@ func TestLargeDocumentsAreRenderedIntoTheBucket(t *testing.T) {
 		if hidden := bytes.Contains(got, []byte(`"skill-0010"`)); hidden != auth {
 			t.Fatalf("the authenticated skill is in the index for authenticated=%v: %v", auth, hidden)
 		}
-		page := feeddoc.Render((&manifest.Feed{View: v, Authenticated: auth}).Page(catalog.KindSkill, manifest.Range{}), feeddoc.StoredLevel)
-		if stored := c.Document("", routes.AllPage(routes.SkillFeed), auth) != nil; stored != (len(page.Body) >= testMinStored) {
+		page := feeddoc.Render((&manifest.Feed{View: v, Caller: callerOf(auth)}).Page(catalog.KindSkill, manifest.Range{}), feeddoc.StoredLevel)
+		if stored := c.Document("", routes.AllPage(routes.SkillFeed), callerOf(auth)) != nil; stored != (len(page.Body) >= testMinStored) {
 			t.Fatalf("page of every skill (authenticated %v, %d bytes): stored %v", auth, len(page.Body), stored)
 		}
 	}
-	if c.Document("", routes.AllPage(routes.SubagentFeed), false) != nil {
+	if c.Document("", routes.AllPage(routes.SubagentFeed), audience.Anonymous) != nil {
 		t.Error("a page of no sub-agents, far below the threshold, was stored")
 	}
-	before := c.Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	before := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous).Identity
 	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
-	after := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	after := e.catalog().Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous).Identity
 	if after.Key == before.Key || after.Digest.Equal(before.Digest) {
 		t.Fatal("a publish did not render the index anew")
 	}
@@ -96,7 +97,7 @@ func TestAStoredDocumentFoundTamperedIsWrittenAgain(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
 	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 300)
-	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false)
+	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	// Someone overwrites the document, and a later publish would have
 	// rendered the very same bytes (a change that leaves the index as is).
 	e.put(d.Identity.Key, []byte("tampered"))
@@ -137,12 +138,12 @@ func TestTheReconcileRepairsAndCollectsDocuments(t *testing.T) {
 	origin, _ := url.Parse("https://skills.example.com")
 	e := newEnv(t, func(c *Config) { c.Origins, c.MinStoredDocument = []*url.URL{origin}, testMinStored })
 	bigBucket(t, e, 300)
-	old := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	old := e.catalog().Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous).Identity
 	e.drop("skills/newest.md", skillDoc("newest", "1", "One more."))
 	// The old index is no longer pinned; the clock of the env moves one
 	// second per reading, so age it past collectAge.
 	e.ix.now = func() time.Time { return time.Now().Add(2 * collectAge) }
-	cur := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false).Identity
+	cur := e.catalog().Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous).Identity
 	e.put(cur.Key, []byte("tampered"))
 	if _, err := e.ix.ReconcileBucket(context.Background()); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestAWorkstationKeepsTheDeploymentsOrigins(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.catalog()
-	d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	if d == nil || len(c.DocumentOrigins) != 1 {
 		t.Fatalf("the workstation dropped the deployment's documents: %s", dump(c.DocumentOrigins))
 	}
@@ -224,14 +225,14 @@ func storedDocsAreRendered(t *testing.T, e *env) *catalog.Catalog {
 		var want any
 		switch {
 		case d.Path == routes.RFCIndex:
-			want = discovery.TopLevel(v, d.Authenticated, origin)
+			want = discovery.TopLevel(v, d.Class().Caller(), origin)
 		case d.Path == routes.AllPage(routes.SkillFeed):
-			want = (&manifest.Feed{View: v, Authenticated: d.Authenticated}).Page(catalog.KindSkill, manifest.Range{})
+			want = (&manifest.Feed{View: v, Caller: d.Class().Caller()}).Page(catalog.KindSkill, manifest.Range{})
 		case d.Path == routes.AllPage(routes.SubagentFeed):
-			want = (&manifest.Feed{View: v, Authenticated: d.Authenticated}).Page(catalog.KindSubagent, manifest.Range{})
+			want = (&manifest.Feed{View: v, Caller: d.Class().Caller()}).Page(catalog.KindSubagent, manifest.Range{})
 		default:
 			l := strings.TrimSuffix(strings.TrimPrefix(d.Path, routes.ListingIndex("")), "/index.json")
-			want, _ = discovery.Listing(v, l, d.Authenticated, origin)
+			want, _ = discovery.Listing(v, l, d.Class().Caller(), origin)
 		}
 		body, err := e.ix.readRendition(ctx, &d.Identity)
 		if err != nil {
@@ -302,8 +303,8 @@ func TestAPublishSplicesTheStoredDocuments(t *testing.T) {
 			t.Errorf("%s: the stored documents were written again", s.name)
 		}
 		c := storedDocsAreRendered(t, e)
-		d := c.Document("https://skills.example.com", routes.RFCIndex, true)
-		p := prev.Document("https://skills.example.com", routes.RFCIndex, true)
+		d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Unrestricted)
+		p := prev.Document("https://skills.example.com", routes.RFCIndex, audience.Unrestricted)
 		if d == nil || p == nil || d.Layout == nil || p.Layout == nil {
 			t.Fatalf("%s: no layout", s.name)
 		}
@@ -329,7 +330,7 @@ func TestAPublishSplicesTheStoredDocuments(t *testing.T) {
 	}
 	// A pinned rendition someone overwrote is not spliced from: the next
 	// publish builds the document whole, and it is still right.
-	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, false)
+	d := e.catalog().Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	e.put(d.Identity.Key, []byte("tampered"))
 	e.drop("skills/after-tampering.md", skillDoc("after-tampering", "1", "Published after."))
 	storedDocsAreRendered(t, e)

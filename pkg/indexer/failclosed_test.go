@@ -33,8 +33,8 @@ var secretKinds = []secretKind{
 		hide: "version: 1\nskills:\n  - name: secret-x\n    visibility: authenticated\n",
 		show: "version: 1\nskills:\n  - name: secret-x\n    description: Public.\n",
 		seen: func(v *catalog.View, auth bool) bool {
-			e := v.Skill("secret-x", auth)
-			return e != nil && v.ByPath("/skills/secret-x.md", auth) != nil
+			e := v.Skill("secret-x", callerOf(auth))
+			return e != nil && v.ByPath("/skills/secret-x.md", callerOf(auth)) != nil
 		},
 	},
 	{
@@ -43,9 +43,9 @@ var secretKinds = []secretKind{
 		hide: "version: 1\nlistings:\n  partner:\n    skills:\n      - name: secret-x\n        visibility: authenticated\n",
 		show: "version: 1\nlistings:\n  partner:\n    skills:\n      - name: secret-x\n        description: Public.\n",
 		seen: func(v *catalog.View, auth bool) bool {
-			members, _ := v.Listing("partner", auth)
+			members, _ := v.Listing("partner", callerOf(auth))
 			return slices.ContainsFunc(members, func(e *catalog.Entry) bool { return e.Name == "secret-x" }) ||
-				v.ByPath("/.well-known/agent-skills/partner/skills/secret-x.md", auth) != nil
+				v.ByPath("/.well-known/agent-skills/partner/skills/secret-x.md", callerOf(auth)) != nil
 		},
 	},
 	{
@@ -53,7 +53,7 @@ var secretKinds = []secretKind{
 		body: func(v string) []byte { return agentDoc("secret-x", v) },
 		hide: "version: 1\nsubagents:\n  - name: secret-x\n    visibility: authenticated\n",
 		show: "version: 1\nsubagents:\n  - name: secret-x\n    description: Public.\n",
-		seen: func(v *catalog.View, auth bool) bool { return v.Subagent("secret-x", auth) != nil },
+		seen: func(v *catalog.View, auth bool) bool { return v.Subagent("secret-x", callerOf(auth)) != nil },
 	},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"log/slog"
 	"slices"
 	"strings"
@@ -259,4 +260,13 @@ func (e *env) rejectedAs(code string) (audits, datapoints int) {
 		}
 	}
 	return audits, datapoints
+}
+
+// callerOf is the caller the tests mean by auth: a key of every audience,
+// or none.
+func callerOf(auth bool) audience.Caller {
+	if auth {
+		return audience.Unrestricted
+	}
+	return audience.Anonymous
 }

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"slices"
 	"testing"
@@ -26,13 +27,13 @@ func served(t testing.TB, c *catalog.Catalog) string {
 	out := map[string]any{}
 	for _, auth := range []bool{false, true} {
 		who := map[bool]string{false: "anonymous", true: "authenticated"}[auth]
-		out[who+"/index"] = discovery.TopLevel(v, auth, base)
+		out[who+"/index"] = discovery.TopLevel(v, callerOf(auth), base)
 		for name := range c.Listings {
-			idx, ok := discovery.Listing(v, name, auth, base)
+			idx, ok := discovery.Listing(v, name, callerOf(auth), base)
 			out[who+"/listing/"+name] = map[string]any{"ok": ok, "index": idx}
 		}
 		var agents []agent
-		for _, a := range v.Subagents(auth) {
+		for _, a := range v.Subagents(callerOf(auth)) {
 			l := a.LatestVersion()
 			agents = append(agents, agent{a.Name, l.Label, l.Digest.String(), a.EffectiveDescription(), a.Visibility})
 		}
@@ -41,7 +42,7 @@ func served(t testing.TB, c *catalog.Catalog) string {
 	paths := map[string]string{}
 	for _, e := range c.SortedSkills() {
 		if e.Live() && e.Path != "" {
-			if got := v.ByPath(e.Path, true); got != nil {
+			if got := v.ByPath(e.Path, audience.Unrestricted); got != nil {
 				paths[e.Path] = got.ID() + "@" + got.Latest
 			}
 		}

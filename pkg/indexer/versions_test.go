@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"slices"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func testDeleteWithdrawsAndReuploadRevives(t *testing.T, mk envMaker) {
 	if !en.Withdrawn || en.WithdrawnAt == nil || en.Live() || !slices.Equal(labels(en), []string{"1", "2"}) {
 		t.Fatalf("withdrawn entry %s must keep its history", dump(en))
 	}
-	if v := catalog.Compile(e.catalog(), "").Skill("x", true); v != nil {
+	if v := catalog.Compile(e.catalog(), "").Skill("x", audience.Unrestricted); v != nil {
 		t.Fatal("a withdrawn skill is still in the compiled view")
 	}
 	consistent(t, e.st) // blobs are kept

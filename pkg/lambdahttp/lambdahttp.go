@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"mime"
 	"net/http"
 	"net/url"
@@ -106,7 +107,7 @@ func (a *Adapter) serve(ctx context.Context, ev events.APIGatewayV2HTTPRequest) 
 	w := newResponse(a.bodyBudget())
 	a.handler.ServeHTTP(w, req)
 	if err := ctx.Err(); err != nil && !w.wroteHeader {
-		return eventResponse{}, fmt.Errorf("serve %s %s: %w", req.Method, req.URL.Path, err)
+		return eventResponse{}, fmt.Errorf("serve %s %s: %w", req.Method, routes.RedactCapability(req.URL.Path, ""), err) // never a capability URL's key
 	}
 	resp, ok := w.event(req.Method)
 	if !ok {

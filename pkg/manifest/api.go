@@ -71,7 +71,7 @@ func (f *Feed) Search(kind catalog.Kind, q string, skip, take int) []Summary {
 	if idx == nil {
 		idx = NewSearchIndex(f.View)
 	}
-	ranked := idx.search(c, search.Parse(q), f.Authenticated, skip, take)
+	ranked := idx.search(c, search.Parse(q), f.Caller, skip, take)
 	out := make([]Summary, len(ranked))
 	for i, e := range ranked {
 		latest := e.LatestVersion()
@@ -90,7 +90,7 @@ func (f *Feed) Search(kind catalog.Kind, q string, skip, take int) []Summary {
 // first; ok is false when there is no such entry.
 func (f *Feed) Versions(ctx context.Context, kind catalog.Kind, name string) (out []VersionSummary, ok bool, err error) {
 	c := collectionOf(kind)
-	e := c.get(f.View, name, f.Authenticated)
+	e := c.get(f.View, name, f.Caller)
 	if e == nil {
 		return nil, false, nil
 	}
@@ -111,7 +111,7 @@ func (f *Feed) Versions(ctx context.Context, kind catalog.Kind, name string) (ou
 // such entry or version.
 func (f *Feed) VersionSummary(ctx context.Context, kind catalog.Kind, name, label string) (VersionSummary, bool, error) {
 	c := collectionOf(kind)
-	e := c.lookup(f.View, name, f.Authenticated)
+	e := c.lookup(f.View, name, f.Caller)
 	if e == nil {
 		return VersionSummary{}, false, nil
 	}
@@ -217,7 +217,7 @@ func (f *Feed) CheckUpdatesOf(kind catalog.Kind, queries []UpdateQuery) []Update
 	out := make([]UpdateAnswer, len(queries))
 	for i, q := range queries {
 		a := UpdateAnswer{Name: q.Name, CurrentVersion: q.Version}
-		if e := c.get(f.View, q.Name, f.Authenticated); e != nil {
+		if e := c.get(f.View, q.Name, f.Caller); e != nil {
 			latest := e.LatestVersion()
 			at := latest.PublishedAt.UTC()
 			a.Found, a.LatestVersion, a.LatestDigest, a.LatestPublishedAt = true, latest.Label, latest.Digest, &at

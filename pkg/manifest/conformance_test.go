@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 
@@ -167,7 +168,7 @@ func TestConformanceSkillVersionShapes(t *testing.T) {
 	fx := newFixture(t)
 	f := fx.feed(true)
 	c := &client{t: t, feed: f, blobs: fx.blobs}
-	for _, e := range f.View.Skills(true) {
+	for _, e := range f.View.Skills(audience.Unrestricted) {
 		for _, v := range e.Versions {
 			var doc struct {
 				Name, Version, Type, URL, Digest string

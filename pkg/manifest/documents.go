@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -160,8 +161,8 @@ type collection struct {
 	feed                                   string // the collection tree, routes.SkillFeed
 	api                                    string // its /api/v1/ routes, routes.SkillAPI
 	indexKind, pageKind, itemKind, verKind string
-	list                                   func(v *catalog.View, auth bool) []*catalog.Entry
-	get                                    func(v *catalog.View, name string, auth bool) *catalog.Entry
+	list                                   func(v *catalog.View, c audience.Caller) []*catalog.Entry
+	get                                    func(v *catalog.View, name string, c audience.Caller) *catalog.Entry
 }
 
 var (
@@ -222,9 +223,10 @@ func (c *collection) fileName(ver *catalog.Version) string {
 // required: Base supplies the scheme and host of absolute URLs (its path
 // is ignored: skilldrop is deployed at an origin root).
 type Feed struct {
-	View          *catalog.View
-	Authenticated bool
-	Base          *url.URL
+	View *catalog.View
+	// Caller is who the feed is rendered for.
+	Caller audience.Caller
+	Base   *url.URL
 	// PageSize is about how many items an index page holds; <= 0 means
 	// DefaultPageSize.
 	PageSize int
@@ -253,7 +255,7 @@ func (f *Feed) Root() Root {
 // can see.
 func (f *Feed) Index(kind catalog.Kind) Index {
 	c := collectionOf(kind)
-	entries := c.list(f.View, f.Authenticated)
+	entries := c.list(f.View, f.Caller)
 	names := make([]string, len(entries))
 	for i, e := range entries {
 		names[i] = e.Name
@@ -270,7 +272,7 @@ func (f *Feed) Index(kind catalog.Kind) Index {
 // caller can see whose name is in it, from the current catalog.
 func (f *Feed) Page(kind catalog.Kind, r Range) Page {
 	c := collectionOf(kind)
-	in := r.slice(c.list(f.View, f.Authenticated))
+	in := r.slice(c.list(f.View, f.Caller))
 	items := make([]PageItem, 0, len(in))
 	for _, e := range in {
 		items = append(items, PageItemOf(kind, e))
@@ -293,7 +295,7 @@ func PageItemOf(kind catalog.Kind, e *catalog.Entry) PageItem {
 // when the caller cannot see an entry of that name.
 func (f *Feed) Identity(ctx context.Context, kind catalog.Kind, name string) (doc Identity, ok bool, err error) {
 	c := collectionOf(kind)
-	e := c.get(f.View, name, f.Authenticated)
+	e := c.get(f.View, name, f.Caller)
 	if e == nil {
 		return Identity{}, false, nil
 	}
@@ -325,7 +327,7 @@ func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillV
 	a := f.artifact(skills, e, ver)
 	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files, Scan: ver.Scan,
 		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
-	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Authenticated) != nil {
+	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Caller) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
 	}
 	return doc, true, nil
@@ -345,7 +347,7 @@ func (f *Feed) SubagentVersion(ctx context.Context, name, label string) (doc Sub
 // version looks up an entry the caller can see and one of its versions;
 // a version taken out of service is a *goneError.
 func (f *Feed) version(ctx context.Context, c *collection, name, label string) (*catalog.Entry, *catalog.Version, error) {
-	e := c.lookup(f.View, name, f.Authenticated)
+	e := c.lookup(f.View, name, f.Caller)
 	if e == nil {
 		return nil, nil, nil
 	}

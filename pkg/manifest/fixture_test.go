@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func (fx *fixture) view() *catalog.View { return catalog.Compile(fx.cat, `"fixtu
 // keeps one per catalog revision.
 func (fx *fixture) feed(auth bool) *Feed {
 	v := fx.view()
-	return &Feed{View: v, Authenticated: auth, Base: base, SearchIndex: NewSearchIndex(v)}
+	return &Feed{View: v, Caller: callerOf(auth), Base: base, SearchIndex: NewSearchIndex(v)}
 }
 
 // get resolves path (with an optional query) and fails the test on an error.
@@ -177,4 +178,13 @@ func get(t testing.TB, f *Feed, target string) Result {
 		t.Fatalf("Resolve(%q): %v", target, err)
 	}
 	return res
+}
+
+// callerOf is the caller the tests mean by auth: a key of every audience,
+// or none.
+func callerOf(auth bool) audience.Caller {
+	if auth {
+		return audience.Unrestricted
+	}
+	return audience.Anonymous
 }

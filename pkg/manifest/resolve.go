@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/search"
@@ -121,8 +122,8 @@ func badRequest(format string, args ...any) Result {
 }
 
 // Resolve answers a GET or HEAD of path with the default page size; see Feed.Resolve.
-func Resolve(ctx context.Context, v *catalog.View, authenticated bool, base *url.URL, path string, query url.Values) (Result, error) {
-	f := Feed{View: v, Authenticated: authenticated, Base: base}
+func Resolve(ctx context.Context, v *catalog.View, c audience.Caller, base *url.URL, path string, query url.Values) (Result, error) {
+	f := Feed{View: v, Caller: c, Base: base}
 	return f.Resolve(ctx, path, query)
 }
 
@@ -220,7 +221,7 @@ func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.
 			return document(doc), err
 		}
 	case 3:
-		e := c.lookup(f.View, segs[0], f.Authenticated)
+		e := c.lookup(f.View, segs[0], f.Caller)
 		if e == nil || e.ExternalURL != "" {
 			break // external bytes are not re-hosted
 		}

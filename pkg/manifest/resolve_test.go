@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"errors"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func TestCrawlEveryHrefAndURLResolves(t *testing.T) {
 				}
 			}
 			// Every visible version of every visible entry is reachable by links.
-			for _, e := range append(f.View.Skills(auth), f.View.Subagents(auth)...) {
+			for _, e := range append(f.View.Skills(callerOf(auth)), f.View.Subagents(callerOf(auth))...) {
 				c := collectionOf(e.Kind)
 				for _, v := range e.Versions {
 					if _, ok := docs[c.versionHref(e.Name, v.Label)]; !ok {
@@ -369,16 +370,16 @@ func TestDefaultTake(t *testing.T) {
 }
 
 func TestResolveWithoutCatalogIsAnError(t *testing.T) {
-	if _, err := Resolve(t.Context(), nil, false, base, "/manifest.json", nil); !errors.Is(err, ErrNoCatalog) {
+	if _, err := Resolve(t.Context(), nil, audience.Anonymous, base, "/manifest.json", nil); !errors.Is(err, ErrNoCatalog) {
 		t.Errorf("nil view: err = %v, want ErrNoCatalog", err)
 	}
 	v := newFixture(t).view()
 	for _, b := range []*url.URL{nil, {Host: "x"}, {Scheme: "https"}} {
-		if _, err := Resolve(t.Context(), v, false, b, "/manifest.json", nil); err == nil {
+		if _, err := Resolve(t.Context(), v, audience.Anonymous, b, "/manifest.json", nil); err == nil {
 			t.Errorf("base %v: no error", b)
 		}
 	}
-	if res, err := Resolve(t.Context(), v, false, base, "/manifest.json", nil); err != nil || res.Outcome != Document {
+	if res, err := Resolve(t.Context(), v, audience.Anonymous, base, "/manifest.json", nil); err != nil || res.Outcome != Document {
 		t.Errorf("package Resolve: %v %v", res.Outcome, err)
 	}
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"slices"
 	"sync"
 	"testing"
@@ -20,14 +21,14 @@ func TestSearchIndexIsBuiltLazilyAndShared(t *testing.T) {
 	}
 	want := map[bool][]Summary{}
 	for _, auth := range []bool{false, true} {
-		want[auth] = (&Feed{View: v, Authenticated: auth, Base: base}).Search(catalog.KindSkill, "review deploy", 0, 50)
+		want[auth] = (&Feed{View: v, Caller: callerOf(auth), Base: base}).Search(catalog.KindSkill, "review deploy", 0, 50)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for g := range 16 {
 		auth := g%2 == 0
 		wg.Go(func() {
-			got := (&Feed{View: v, Authenticated: auth, Base: base, SearchIndex: idx}).Search(catalog.KindSkill, "review deploy", 0, 50)
+			got := (&Feed{View: v, Caller: callerOf(auth), Base: base, SearchIndex: idx}).Search(catalog.KindSkill, "review deploy", 0, 50)
 			if !slices.EqualFunc(got, want[auth], func(a, b Summary) bool { return a.Name == b.Name }) {
 				errs <- "a shared index answered otherwise than a fresh one"
 			}
@@ -62,7 +63,7 @@ func TestSearchNeverShowsHiddenEntries(t *testing.T) {
 	}
 	idx := NewSearchIndex(v)
 	anon := &Feed{View: v, Base: base, SearchIndex: idx}
-	auth := &Feed{View: v, Authenticated: true, Base: base, SearchIndex: idx}
+	auth := &Feed{View: v, Caller: audience.Unrestricted, Base: base, SearchIndex: idx}
 	for _, q := range []string{"", "review", "the", "deploy review", b.Skills[9].Name, b.Skills[9].Name[:3]} {
 		all := auth.Search(catalog.KindSkill, q, 0, 1<<20)
 		var public []string

@@ -15,11 +15,12 @@ const EventKey = "event"
 // The audit event names. They are part of the operator contract: alarms
 // and saved queries match on them, so they never change.
 const (
-	EventDigestMismatch  = "agent_skill.digest_mismatch"
-	EventRejected        = "agent_skill.rejected"
-	EventScanAllowed     = "agent_skill.scan_allowed"
-	EventWithdrawn       = "agent_skill.version_withdrawn"
-	EventConfigUnmatched = "agent_skill.config_unmatched"
+	EventDigestMismatch    = "agent_skill.digest_mismatch"
+	EventRejected          = "agent_skill.rejected"
+	EventScanAllowed       = "agent_skill.scan_allowed"
+	EventWithdrawn         = "agent_skill.version_withdrawn"
+	EventConfigUnmatched   = "agent_skill.config_unmatched"
+	EventCredentialRefused = "agent_skill.credential_refused"
 )
 
 // DigestMismatchEvent records that the bytes read for an artifact did not
@@ -34,6 +35,20 @@ type DigestMismatchEvent struct {
 	// Path names what failed: a file within the skill (an MCP read), or a
 	// pre-rendered document; "" (and not logged) for the artifact as a whole.
 	Path string
+	// KeyID and Audiences name the caller's key and its audiences ("*" for
+	// every audience); both empty (and not logged) for an anonymous caller.
+	KeyID     string
+	Audiences []string
+}
+
+// CredentialRefusedEvent records that a configured key was presented and
+// refused: expired, or presented in a path without being a path key. A
+// key that is not configured at all is only logged (anyone can send one).
+type CredentialRefusedEvent struct {
+	KeyID     string // the key's id in the store, never the key
+	Reason    string // apikey's stable reason, e.g. "expired_key"
+	Path      string // the request path, a capability URL's key redacted
+	RequestID string
 }
 
 // RejectedEvent records that an uploaded key was not published.
@@ -119,7 +134,25 @@ func (a *Auditor) DigestMismatch(ctx context.Context, e DigestMismatchEvent) {
 	if e.Path != "" {
 		attrs = append(attrs, slog.String("path", e.Path))
 	}
+	if e.KeyID != "" {
+		attrs = append(attrs, slog.String("key_id", e.KeyID), slog.Any("audiences", nonNil(e.Audiences)))
+	}
 	a.log(ctx, EventDigestMismatch, attrs...)
+}
+
+// CredentialRefused logs EventCredentialRefused.
+func (a *Auditor) CredentialRefused(ctx context.Context, e CredentialRefusedEvent) {
+	a.log(ctx, EventCredentialRefused,
+		slog.String("key_id", e.KeyID), slog.String("reason", e.Reason),
+		slog.String("path", e.Path), slog.String(RequestIDKey, e.RequestID))
+}
+
+// nonNil writes no audiences as [], not null.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // Rejected logs EventRejected.

@@ -26,6 +26,7 @@
 //	/catalog/*                                                web catalog pages (HTML)
 //	/                                                         the origin root: a browser is sent to /catalog/
 //	/healthz                                                  the health check
+//	/k/*                                                      capability URLs: /k/<key> then an RFC feed path
 //	/*                                                        top-level artifacts (dropped keys, config URLs)
 //
 // And the MCP feed's resources (SkillURI):
@@ -170,6 +171,42 @@ func ParseCatalog(path string) CatalogPage {
 		return CatalogPage{Kind: CatalogSkillPage, Listing: segs[1], Name: segs[3]}
 	}
 	return CatalogPage{}
+}
+
+// CapabilityPrefix starts a capability URL: /k/<key>/ followed by the path
+// of the RFC index, a listing's index or an artifact, answered as if the
+// key were presented (for clients that send no credentials).
+const CapabilityPrefix = "/k/"
+
+// SplitCapability cuts a capability URL's path into its key and the path
+// it names ("/k/<key>/x" is "<key>" and "/x"); ok is false for any other
+// path. rest is "" for a path that ends at the key.
+func SplitCapability(path string) (key, rest string, ok bool) {
+	after, ok := strings.CutPrefix(path, CapabilityPrefix)
+	if !ok {
+		return "", "", false
+	}
+	key, rest, found := strings.Cut(after, "/")
+	if found {
+		rest = "/" + rest
+	}
+	return key, rest, true
+}
+
+// Capability is the path of rest under a capability URL's key.
+func Capability(key, rest string) string { return CapabilityPrefix + key + rest }
+
+// RedactCapability returns path with the key of a capability URL replaced
+// by "[name]" (name is the key's id, or "…" when it is not known), for
+// logs; any other path is returned as it is.
+func RedactCapability(path, name string) string {
+	if _, rest, ok := SplitCapability(path); ok {
+		if name == "" {
+			name = "…"
+		}
+		return CapabilityPrefix + "[" + name + "]" + rest
+	}
+	return path
 }
 
 // ReservedNames are the skill and sub-agent names that would land on a

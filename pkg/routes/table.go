@@ -20,6 +20,7 @@ const (
 	SurfaceRoot                       // the origin root: browsers are sent to the web catalog
 	SurfaceRevocations                // the revoked and withdrawn versions
 	SurfaceHealth                     // the health check
+	SurfaceCapability                 // a capability URL: /k/<key>/ and a path of the RFC feed, answered for that key
 )
 
 // Route is one row of the URL space.
@@ -72,6 +73,7 @@ var table = []Route{
 	{Pattern: "/files/*", Surface: SurfaceNone, What: "raw bucket keys, which are never served"},
 	{Pattern: "/", Surface: SurfaceRoot, What: "the origin root"},
 	{Pattern: Healthz, Surface: SurfaceHealth, What: "the health check"},
+	{Pattern: CapabilityPrefix + "*", Surface: SurfaceCapability, What: "the capability URLs (/k/<key>/…)"},
 	{Pattern: "/*", Surface: SurfaceArtifact, What: "the top-level artifacts"},
 }
 

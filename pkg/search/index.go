@@ -9,9 +9,27 @@ import (
 // Item is what an Index knows of one searchable item.
 type Item struct {
 	Name, Description string
-	// Restricted items are found only by authenticated callers; for anyone
-	// else they do not exist.
-	Restricted bool
+	// Group says who may find the item: 0 is everyone; any other group is
+	// found only by a caller whose Visible admits it, and for anyone else
+	// the item does not exist.
+	Group int32
+}
+
+// Visible says which groups of items a caller may find: group g when
+// Visible[g] is true. Group 0 is everyone's, whatever it says; nil admits
+// group 0 alone.
+type Visible []bool
+
+func (v Visible) admits(g int32) bool { return g == 0 || int(g) < len(v) && v[g] }
+
+// all reports whether v admits every group of x.
+func (v Visible) all(groups int32) bool {
+	for g := int32(1); g <= groups; g++ {
+		if !v.admits(g) {
+			return false
+		}
+	}
+	return true
 }
 
 // Index answers queries over a fixed list of items at a cost that grows
@@ -28,13 +46,14 @@ type Index struct {
 	lower []string // lower-cased names, by id
 	// byLower holds the ids in lower-cased name order, for prefix ranges.
 	byLower []int32
-	// restricted has bit id set for a Restricted item.
-	restricted []uint64
-	// visible lists the ids an anonymous caller may see, then those any
-	// caller may see, in id order: the answers to the zero Query.
-	visible  [2][]int32
-	postings map[string]*postings // by stem
-	scratch  sync.Pool            // *scratch sized for this index
+	// group is each id's Item.Group; groups the largest.
+	group  []int32
+	groups int32
+	// open lists the ids of group 0 and all every id, in id order: the
+	// zero Query's answers for a caller of group 0 alone and of every group.
+	open, all []int32
+	postings  map[string]*postings // by stem
+	scratch   sync.Pool            // *scratch sized for this index
 }
 
 // postings are the items holding one stem, ascending by id: all of them,
@@ -54,23 +73,23 @@ func NewIndex(items []Item) *Index {
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(items[a].Name, items[b].Name) })
 	x := &Index{
-		pos:        order,
-		lower:      make([]string, n),
-		byLower:    make([]int32, n),
-		restricted: make([]uint64, (n+63)/64),
-		postings:   map[string]*postings{},
+		pos:      order,
+		lower:    make([]string, n),
+		byLower:  make([]int32, n),
+		group:    make([]int32, n),
+		postings: map[string]*postings{},
 	}
 	for id, pos := range order {
 		it := items[pos]
 		id := int32(id)
 		x.lower[id] = strings.ToLower(it.Name)
 		x.byLower[id] = id
-		if it.Restricted {
-			x.restricted[id/64] |= 1 << (id % 64)
-		} else {
-			x.visible[0] = append(x.visible[0], id)
+		x.group[id] = it.Group
+		x.groups = max(x.groups, it.Group)
+		if it.Group == 0 {
+			x.open = append(x.open, id)
 		}
-		x.visible[1] = append(x.visible[1], id)
+		x.all = append(x.all, id)
 		// Name words first: an item's one posting per stem then knows,
 		// when its description repeats the word, that a name held it.
 		eachWord(x.lower[id], func(w string) bool { x.add(id, Stem(w), true); return true })

@@ -12,15 +12,27 @@ import (
 )
 
 // generated is a catalog-like corpus: generated names and descriptions,
-// every tenth item restricted, in generation order (not name order).
+// every tenth item in group 1 and every seventh other in group 2, in
+// generation order (not name order).
 func generated(n int) []Item {
 	b := catalogtest.Generate(catalogtest.Default(n))
 	items := make([]Item, 0, len(b.Skills))
-	for _, it := range b.Skills {
-		items = append(items, Item{Name: it.Name, Description: it.Description, Restricted: it.Authenticated})
+	for i, it := range b.Skills {
+		g := int32(0)
+		switch {
+		case it.Authenticated:
+			g = 1
+		case i%7 == 0:
+			g = 2
+		}
+		items = append(items, Item{Name: it.Name, Description: it.Description, Group: g})
 	}
 	return items
 }
+
+// callers are the kinds of caller the tests search as: group 0 alone,
+// each other group, both.
+var callers = []Visible{nil, {false, true}, {false, false, true}, {true, true, true}}
 
 // queriesFor draws queries from the corpus the way people type them: words
 // of descriptions and names (some inflected, some upper-cased), name
@@ -65,12 +77,8 @@ func TestIndexAnswersAsTheLinearRanking(t *testing.T) {
 	pages := [][2]int{{0, 50}, {0, 1 << 20}, {3, 7}, {49, 200}, {100000, 50}, {5, 0}}
 	for _, q := range queriesFor(items, 600) {
 		pq := Parse(q)
-		all := rankLinear(items, pq, true)
-		for _, auth := range []bool{false, true} {
-			want := all
-			if !auth {
-				want = slices.DeleteFunc(slices.Clone(all), func(p int) bool { return items[p].Restricted })
-			}
+		for _, auth := range callers {
+			want := rankLinear(items, pq, auth)
 			for _, p := range pages {
 				w := want[min(p[0], len(want)):]
 				w = w[:min(p[1], len(w))]
@@ -94,7 +102,7 @@ func head(s []int) string {
 // text and page over a small corpus.
 func FuzzIndexAnswersAsTheLinearRanking(f *testing.F) {
 	items := append(toItems(corpus), generated(200)...)
-	items[3].Restricted = true
+	items[3].Group = 1
 	x := NewIndex(items)
 	for _, q := range []string{"review", "deploy via pr", "PULL requests", "ré", "a-b c", "notes not", strings.Repeat("w ", 40)} {
 		f.Add(q, uint8(0), uint8(255))
@@ -102,7 +110,7 @@ func FuzzIndexAnswersAsTheLinearRanking(f *testing.F) {
 	f.Add("the a", uint8(3), uint8(10))
 	f.Fuzz(func(t *testing.T, q string, skip, take uint8) {
 		pq := Parse(q)
-		for _, auth := range []bool{false, true} {
+		for _, auth := range callers {
 			want := rankLinear(items, pq, auth)
 			want = want[min(int(skip), len(want)):]
 			want = want[:min(int(take), len(want))]
@@ -113,31 +121,40 @@ func FuzzIndexAnswersAsTheLinearRanking(f *testing.F) {
 	})
 }
 
-func TestIndexHidesRestrictedItemsFromAnonymousCallers(t *testing.T) {
+func TestIndexHidesItemsOfGroupsTheCallerMayNotSee(t *testing.T) {
 	items := []Item{
 		{Name: "alpha-review", Description: "Review things."},
-		{Name: "beta-review", Description: "Review secrets.", Restricted: true},
+		{Name: "beta-review", Description: "Review secrets.", Group: 1},
 		{Name: "gamma-review", Description: "Review more."},
+		{Name: "delta-review", Description: "Review partner secrets.", Group: 2},
 	}
 	x := NewIndex(items)
-	for _, q := range []string{"", "review", "beta", "beta-review", "secrets"} {
-		for skip := range 3 {
-			for _, p := range x.Search(Parse(q), false, skip, 10) {
-				if items[p].Restricted {
-					t.Errorf("Search(%q, skip %d) returned the restricted item to an anonymous caller", q, skip)
+	for _, v := range []Visible{nil, {false, true}, {false, false, true}} {
+		for _, q := range []string{"", "review", "beta", "beta-review", "secrets", "delta"} {
+			for skip := range 3 {
+				for _, p := range x.Search(Parse(q), v, skip, 10) {
+					if !v.admits(items[p].Group) {
+						t.Errorf("Search(%q, %v, skip %d) returned %s", q, v, skip, items[p].Name)
+					}
 				}
 			}
 		}
 	}
 	// Skip counts only what the caller sees: the second visible item is gamma.
-	if got := x.Search(Parse("review"), false, 1, 1); !slices.Equal(got, []int{2}) {
+	if got := x.Search(Parse("review"), nil, 1, 1); !slices.Equal(got, []int{2}) {
 		t.Errorf("anonymous skip 1 = %v, want [2]", got)
 	}
-	if got := x.Search(Parse(""), false, 1, 1); !slices.Equal(got, []int{2}) {
+	if got := x.Search(Parse(""), nil, 1, 1); !slices.Equal(got, []int{2}) {
 		t.Errorf("anonymous empty query skip 1 = %v, want [2]", got)
 	}
-	if got := x.Search(Parse("secrets"), true, 0, 10); !slices.Equal(got, []int{1}) {
-		t.Errorf("authenticated = %v, want [1]", got)
+	if got := x.Search(Parse(""), Visible{false, false, true}, 1, 1); !slices.Equal(got, []int{3}) {
+		t.Errorf("group 2 empty query skip 1 = %v, want [3] (alpha, delta, gamma)", got)
+	}
+	if got := x.Search(Parse("secrets"), Visible{false, true}, 0, 10); !slices.Equal(got, []int{1}) {
+		t.Errorf("group 1 = %v, want [1]", got)
+	}
+	if got := x.Search(Parse("secrets"), Visible{true, true, true}, 0, 10); !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("every group = %v, want [1 3]", got)
 	}
 	if a, b := x.Count(false), x.Count(true); a != 2 || b != 3 {
 		t.Errorf("Count = %d anonymous, %d authenticated; want 2 and 3", a, b)
@@ -150,14 +167,14 @@ func TestIndexIsSafeForConcurrentSearches(t *testing.T) {
 	qs := queriesFor(items, 40)
 	want := make([][]int, len(qs))
 	for i, q := range qs {
-		want[i] = rankLinear(items, Parse(q), false)
+		want[i] = rankLinear(items, Parse(q), nil)
 	}
 	done := make(chan error, 8)
 	for g := range 8 {
 		go func() {
 			for r := range 50 {
 				i := (g*7 + r) % len(qs)
-				if got := x.Search(Parse(qs[i]), false, 0, len(items)); !slices.Equal(got, want[i]) {
+				if got := x.Search(Parse(qs[i]), nil, 0, len(items)); !slices.Equal(got, want[i]) {
 					done <- fmt.Errorf("query %q: %v, want %v", qs[i], head(got), head(want[i]))
 					return
 				}
@@ -201,12 +218,12 @@ func BenchmarkSearch(b *testing.B) {
 			b.Run(fmt.Sprintf("index/%s/%d", kind, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					x.Search(q, false, 0, 50)
+					x.Search(q, nil, 0, 50)
 				}
 			})
 			b.Run(fmt.Sprintf("linear/%s/%d", kind, n), func(b *testing.B) {
 				for b.Loop() {
-					_ = rankLinear(items, q, false)
+					_ = rankLinear(items, q, nil)
 				}
 			})
 		}

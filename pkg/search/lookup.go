@@ -35,27 +35,27 @@ type bucket struct {
 // ids are the ones a page can use, and the page is the buckets read in key
 // order.
 type ranking struct {
-	x             *Index
-	buckets       []bucket
-	nt            int // query terms + 1
-	need          int // skip + take
-	authenticated bool
-	filled        int // visible ids added
+	x       *Index
+	buckets []bucket
+	nt      int // query terms + 1
+	need    int // skip + take
+	visible Visible
+	filled  int // visible ids added
 }
 
-func (x *Index) ranking(s *scratch, terms int, authenticated bool, need int) *ranking {
+func (x *Index) ranking(s *scratch, terms int, visible Visible, need int) *ranking {
 	nt := terms + 1
 	if cap(s.buckets) < 3*nt*nt {
 		s.buckets = make([]bucket, 3*nt*nt)
 	}
-	return &ranking{x: x, buckets: s.buckets[:3*nt*nt], nt: nt, need: need, authenticated: authenticated}
+	return &ranking{x: x, buckets: s.buckets[:3*nt*nt], nt: nt, need: need, visible: visible}
 }
 
 // add ranks id, whose name tier is tier and which holds found of the query
-// terms, inName of them in its name; a restricted id only for an
-// authenticated caller.
+// terms, inName of them in its name; an id of a group the caller may not
+// see is not there.
 func (r *ranking) add(id int32, tier uint8, found, inName int) {
-	if !r.authenticated && r.x.restricted[id/64]&(1<<(id%64)) != 0 {
+	if !r.visible.admits(r.x.group[id]) {
 		return
 	}
 	b := &r.buckets[(exactName-int(tier))*r.nt*r.nt+(r.nt-1-found)*r.nt+(r.nt-1-inName)]
@@ -91,21 +91,24 @@ func (r *ranking) page(skip int) []int {
 }
 
 // Search returns the positions of the items that match q and that the
-// caller may see, best first as Query.Match ranks them, ties by name;
-// skipping skip of them and returning at most take. The zero Query
-// matches every visible item, in name order. Restricted items are left
-// out, and not counted in skip, unless authenticated.
+// caller may see (visible), best first as Query.Match ranks them, ties by
+// name; skipping skip of them and returning at most take. The zero Query
+// matches every visible item, in name order. Items of groups visible does
+// not admit are left out, and not counted in skip.
 //
 // Its cost grows with the names q is a prefix of and the posting lists of
 // q's words, never with the rest of the index. A one-word query stops once
 // the page is full; when the items holding every word of a longer query
 // fill the page, only its shortest posting list is read through.
-func (x *Index) Search(q Query, authenticated bool, skip, take int) []int {
+func (x *Index) Search(q Query, visible Visible, skip, take int) []int {
 	skip, take = max(skip, 0), max(take, 0)
 	if q.IsZero() {
-		ids := x.visible[0]
-		if authenticated {
-			ids = x.visible[1]
+		ids := x.open
+		switch {
+		case visible.all(x.groups):
+			ids = x.all
+		case len(visible) > 1:
+			ids = x.admitted(visible, skip+take)
 		}
 		ids = ids[min(skip, len(ids)):]
 		return x.positions(ids[:min(take, len(ids))])
@@ -115,7 +118,7 @@ func (x *Index) Search(q Query, authenticated bool, skip, take int) []int {
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
-	r := x.ranking(s, len(q.terms), authenticated, skip+take)
+	r := x.ranking(s, len(q.terms), visible, skip+take)
 	defer r.reset()
 
 	lo := sort.Search(len(x.byLower), func(i int) bool { return x.lower[x.byLower[i]] >= q.joined })
@@ -311,6 +314,20 @@ func (x *Index) merge(s *scratch, lists [][]uint32, fn func(id int32, found, inN
 		}
 		fn(int32(low), found, inName)
 	}
+}
+
+// admitted lists, in id order, the first n ids visible admits.
+func (x *Index) admitted(visible Visible, n int) []int32 {
+	out := make([]int32, 0, min(n, len(x.all)))
+	for _, id := range x.all {
+		if len(out) == n {
+			break
+		}
+		if visible.admits(x.group[id]) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // positions maps ids to the caller's positions.

@@ -20,14 +20,14 @@ func names(items []item) []string {
 
 // rankLinear is the ranking by its definition: Query.Match on every item,
 // best first, ties by name. Index.Search must answer exactly this.
-func rankLinear(items []Item, q Query, authenticated bool) []int {
+func rankLinear(items []Item, q Query, visible Visible) []int {
 	type ranked struct {
 		pos int
 		m   Match
 	}
 	var out []ranked
 	for i, it := range items {
-		if it.Restricted && !authenticated {
+		if !visible.admits(it.Group) {
 			continue
 		}
 		if m, ok := q.Match(it.Name, it.Description); ok {
@@ -55,7 +55,7 @@ func toItems(in []item) []Item {
 
 // rank searches in with an Index, returning every match.
 func rank(in []item, q string) []item {
-	pos := NewIndex(toItems(in)).Search(Parse(q), true, 0, len(in))
+	pos := NewIndex(toItems(in)).Search(Parse(q), nil, 0, len(in))
 	out := make([]item, len(pos))
 	for i, p := range pos {
 		out[i] = in[p]
@@ -117,7 +117,7 @@ func TestRank(t *testing.T) {
 			}
 			items := toItems(corpus)
 			var linear []string
-			for _, p := range rankLinear(items, Parse(tc.q), true) {
+			for _, p := range rankLinear(items, Parse(tc.q), nil) {
 				linear = append(linear, corpus[p].name)
 			}
 			if !slices.Equal(linear, tc.want) && len(linear)+len(tc.want) > 0 {

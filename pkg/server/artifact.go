@@ -137,6 +137,8 @@ func (s *Server) mismatch(r *http.Request, rq *request, e *catalog.Entry, ver *c
 		Version:   ver.Label,
 		RequestID: rq.id,
 		Path:      path,
+		KeyID:     rq.caller.KeyID,
+		Audiences: rq.caller.AudienceNames(),
 	})
 	s.count(r, rq, obs.DigestMismatch, obs.DimensionSkill, e.Name)
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -88,7 +89,7 @@ func pair(b *testing.B, op, baseline func()) {
 func BenchmarkIndex(b *testing.B) {
 	srv, view := thousandSkills(b)
 	req := httptest.NewRequest(http.MethodGet, "/.well-known/agent-skills/index.json", nil)
-	idx := discovery.TopLevel(view, false, &url.URL{Scheme: "https", Host: "skills.example.com"})
+	idx := discovery.TopLevel(view, audience.Anonymous, &url.URL{Scheme: "https", Host: "skills.example.com"})
 	pair(b, func() {
 		w := &discardWriter{h: http.Header{}}
 		srv.ServeHTTP(w, req)

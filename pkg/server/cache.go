@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
@@ -155,11 +156,18 @@ func (c *catalogCache) invalidate() {
 // the origin, which a local Host header can vary at will.
 const maxRenders = 64
 
+// maxClasses bounds the classes of caller one snapshot keeps what it
+// computed for; past it, a class's answer is computed per request.
+const maxClasses = 64
+
 // snapshot is one catalog revision: its head, read first, the entries,
 // read when a route needs them (View), and the documents answered from it,
-// each rendered or read once per (document, auth class, origin): the RFC
-// index and listings here, the native feed's root, indexes and pages in
-// native.go, the pre-rendered documents in stored.go.
+// each rendered or read once per (document, class of caller, origin): the
+// RFC index and listings here, the native feed's root, indexes and pages
+// in native.go, the pre-rendered documents in stored.go. A class
+// (audience.Class) is the audience set that stands for every caller who
+// sees the same document, so nothing is kept per key, and a document is
+// rendered for its class's caller, never for the one who asked first.
 type snapshot struct {
 	head  *catalog.Head
 	store store.Store
@@ -169,14 +177,13 @@ type snapshot struct {
 	search *manifest.SearchIndex // the view's, built on its first search
 	web    *webcatalog.Index     // the view's for the web catalog, built on first use
 
-	visibleOnce [2]sync.Once
-	visible     [2]bool // AnyVisible by auth class (anonymous, authenticated)
+	visible *keptOnce[string, bool] // AnyVisible, by class over every skill
 
 	renders       *keptOnce[renderKey, indexRender]
 	nativeRenders *keptOnce[nativeKey, nativeRender]
 	stored        *keptOnce[string, storedBody]
 
-	pageSets [2][2]pageSet // by kind (skill, sub-agent) and auth class
+	pageSets *keptOnce[pageKey, map[string]bool]
 }
 
 // View returns the revision's entries, reading them on first use. A
@@ -212,20 +219,16 @@ func (s *snapshot) searchIndex() *manifest.SearchIndex {
 	return s.search
 }
 
-// anyVisible is View.AnyVisible, computed once per auth class.
-func (s *snapshot) anyVisible(v *catalog.View, authenticated bool) bool {
-	i := 0
-	if authenticated {
-		i = 1
-	}
-	s.visibleOnce[i].Do(func() { s.visible[i] = v.AnyVisible(authenticated) })
-	return s.visible[i]
+// anyVisible is View.AnyVisible, computed once per class.
+func (s *snapshot) anyVisible(v *catalog.View, c audience.Caller) bool {
+	class := v.Class(catalog.ScopeAll, c)
+	return s.visible.get(class.Key(), func() bool { return v.AnyVisible(class.Caller()) })
 }
 
 type renderKey struct {
-	listing       string
-	authenticated bool
-	origin        string
+	listing string
+	class   string // audience.Class.Key
+	origin  string
 }
 
 // indexRender is an RFC index or listing as snapshot.index returns it.
@@ -241,6 +244,8 @@ func newSnapshot(h *catalog.Head, st store.Store) *snapshot {
 		renders:       newKeptOnce[renderKey, indexRender](maxRenders),
 		nativeRenders: newKeptOnce[nativeKey, nativeRender](maxNativeRenders),
 		stored:        newKeptOnce[string, storedBody](maxStored),
+		visible:       newKeptOnce[string, bool](maxClasses),
+		pageSets:      newKeptOnce[pageKey, map[string]bool](2 * maxClasses),
 	}
 }
 
@@ -296,12 +301,17 @@ func (m *keptOnce[K, V]) size() int {
 
 // index returns the rendered RFC index (listing "") or a listing's; found
 // is false for a listing the caller cannot see or that does not exist.
-func (s *snapshot) index(v *catalog.View, listing string, authenticated bool, base *url.URL) (doc *feeddoc.Doc, found bool) {
+func (s *snapshot) index(v *catalog.View, listing string, c audience.Caller, base *url.URL) (doc *feeddoc.Doc, found bool) {
+	scope := catalog.ScopeSkills
+	if listing != "" {
+		scope = catalog.ListingScope(listing)
+	}
+	class := v.Class(scope, c)
 	render := func() (*feeddoc.Doc, bool) {
 		if listing == "" {
-			return feeddoc.Render(discovery.TopLevel(v, authenticated, base), feeddoc.RequestLevel), true
+			return feeddoc.Render(discovery.TopLevel(v, class.Caller(), base), feeddoc.RequestLevel), true
 		}
-		idx, ok := discovery.Listing(v, listing, authenticated, base)
+		idx, ok := discovery.Listing(v, listing, class.Caller(), base)
 		if !ok {
 			return nil, false
 		}
@@ -310,11 +320,11 @@ func (s *snapshot) index(v *catalog.View, listing string, authenticated bool, ba
 	// Only existing documents are cached: unknown listing names are
 	// unbounded, and answering them costs one map lookup anyway.
 	if listing != "" {
-		if _, ok := v.Listing(listing, authenticated); !ok {
+		if _, ok := v.Listing(listing, c); !ok {
 			return nil, false
 		}
 	}
-	key := renderKey{listing: listing, authenticated: authenticated, origin: discovery.Origin(base)}
+	key := renderKey{listing: listing, class: class.Key(), origin: discovery.Origin(base)}
 	r := s.renders.get(key, func() indexRender {
 		doc, found := render()
 		return indexRender{doc, found}

@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/vouch"
 )
 
@@ -46,8 +47,8 @@ const (
 
 // feedCacheControl: anonymous feeds may sit in shared caches for a minute;
 // what a key holder sees may not.
-func feedCacheControl(authenticated bool) string {
-	if authenticated {
+func feedCacheControl(rq *request) string {
+	if rq.caller.Authenticated {
 		return ccPrivate
 	}
 	return ccPublic
@@ -55,9 +56,10 @@ func feedCacheControl(authenticated bool) string {
 
 // artifactCacheControl follows the entry's visibility, not the caller's: a
 // public artifact is the same bytes for everyone, an authenticated one must
-// never land in a shared cache.
-func artifactCacheControl(e *catalog.Entry) string {
-	if e.Visibility == catalog.Authenticated {
+// never land in a shared cache. Under a capability URL everything is
+// private: its URL holds a key.
+func artifactCacheControl(e *catalog.Entry, rq *request) string {
+	if e.Visibility == catalog.Authenticated || rq.capability != "" {
 		return ccPrivate
 	}
 	return ccPublic
@@ -99,6 +101,10 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *request {
 		}
 	}
 	h.Set("Vary", vary)
+	if _, _, ok := routes.SplitCapability(r.URL.Path); ok {
+		// Its URL holds a key: never sent on to another site.
+		h.Set("Referrer-Policy", "no-referrer")
+	}
 	return &request{id: id, log: s.log.With(obs.RequestIDKey, id)}
 }
 
@@ -108,13 +114,17 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// logRequest writes the access line: never the key, only its short id.
+// logRequest writes the access line: never the key, only its id and
+// audiences (and a capability URL's path with its key redacted).
 func (s *Server) logRequest(rq *request, r *http.Request, w *statusWriter, start time.Time) {
 	attrs := []any{
-		"method", r.Method, "path", clip(r.URL.Path), "status", w.status(), "bytes", w.n,
-		"duration_ms", float64(s.now().Sub(start).Microseconds()) / 1000, "authenticated", rq.authenticated,
+		"method", r.Method, "path", clip(rq.path(r)), "status", w.status(), "bytes", w.n,
+		"duration_ms", float64(s.now().Sub(start).Microseconds()) / 1000, "authenticated", rq.caller.Authenticated,
 	}
-	if rq.keyID != "" {
+	switch {
+	case rq.caller.Authenticated:
+		attrs = append(attrs, "key_id", rq.caller.KeyID, "audiences", rq.caller.AudienceNames())
+	case rq.keyID != "":
 		attrs = append(attrs, "key_id", rq.keyID)
 	}
 	if rq.authReason != "" {

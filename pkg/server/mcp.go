@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -42,12 +43,12 @@ type mcpEndpoint struct {
 
 // mcpCall is what Server.ServeHTTP judged about one MCP request.
 type mcpCall struct {
-	r             *http.Request
-	rq            *request
-	snap          *snapshot
-	view          *catalog.View // snap's entries
-	authenticated bool
-	indexURL      string // the RFC index advertised as agentSkillsUrl; "" advertises none
+	r        *http.Request
+	rq       *request
+	snap     *snapshot
+	view     *catalog.View // snap's entries
+	caller   audience.Caller
+	indexURL string // the RFC index advertised as agentSkillsUrl; "" advertises none
 }
 
 type mcpCallKey struct{}
@@ -62,14 +63,14 @@ func callFrom(ctx context.Context) *mcpCall {
 // cacheScope is "private" whenever a valid key was presented: what a key
 // holder sees may not sit in a shared cache.
 func (c *mcpCall) cacheScope() string {
-	if c.authenticated {
+	if c.caller.Authenticated {
 		return "private"
 	}
 	return "public"
 }
 
 // index is the MCP index of the call's snapshot for its caller.
-func (s *Server) index(c *mcpCall) *mcpIndex { return s.mcp.indexes.get(c.view, c.authenticated) }
+func (s *Server) index(c *mcpCall) *mcpIndex { return s.mcp.indexes.get(c.view, c.caller) }
 
 func (s *Server) newMCPEndpoint() *mcpEndpoint {
 	caps := &mcp.ServerCapabilities{
@@ -190,8 +191,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, rq *request) {
 	if !ok {
 		return
 	}
-	call := &mcpCall{r: r, rq: rq, snap: snap, view: v, authenticated: rq.authenticated}
-	if snap.anyVisible(v, rq.authenticated) {
+	call := &mcpCall{r: r, rq: rq, snap: snap, view: v, caller: rq.caller}
+	if snap.anyVisible(v, rq.caller) {
 		base, ok := s.origin(w, r, rq)
 		if !ok {
 			return

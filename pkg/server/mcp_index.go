@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -21,8 +22,8 @@ import (
 // directoryType is the media type of a directory resource (SEP-2640).
 const directoryType = "inode/directory"
 
-// mcpIndex is what the MCP feed serves one class of caller (anonymous or
-// with a valid key) from one catalog revision: the skills in URI order
+// mcpIndex is what the MCP feed serves one class of caller (anonymous, or
+// a valid key of an audience set) from one catalog revision: the skills in URI order
 // with their entries encoded once, every file and directory by URI. What
 // the caller may not see is not in it, so every method answers a hidden
 // skill exactly as an unknown one.
@@ -95,7 +96,7 @@ func servedVersion(e *catalog.Entry) *catalog.Version {
 // buildMCPIndex indexes what a caller sees in view: the top-level skills,
 // and each listing's own skills under the listing's root (a top-level
 // skill a listing includes by name is listed once, at its own URI).
-func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
+func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
 	idx := &mcpIndex{skillByURI: map[string]*mcpSkill{}, fileByURI: map[string]*mcpFile{}, dirs: map[string][]mcpItem{}}
 	dirs := map[string]map[string]*mcp.Resource{}
 	child := func(dir string, r *mcp.Resource) {
@@ -148,11 +149,11 @@ func buildMCPIndex(view *catalog.View, authenticated bool) *mcpIndex {
 		idx.skills = append(idx.skills, sk)
 		idx.skillByURI[sk.uri] = sk
 	}
-	for _, e := range view.Skills(authenticated) {
+	for _, e := range view.Skills(c) {
 		add("", e)
 	}
 	for _, name := range view.ListingNames() {
-		members, _ := view.Listing(name, authenticated)
+		members, _ := view.Listing(name, c)
 		for _, e := range members {
 			if e.Listing == name {
 				add(name, e)
@@ -185,11 +186,12 @@ func encodeJSON(v any) []byte {
 }
 
 // mcpIndexes keeps the indexes of the newest catalog revision seen, built
-// on first use per class of caller.
+// on first use per class of caller (at most maxClasses of them; past that
+// one is built per request).
 type mcpIndexes struct {
 	mu    sync.Mutex
 	view  *catalog.View
-	built [2]*builtIndex
+	built map[string]*builtIndex // by audience.Class.Key
 }
 
 type builtIndex struct {
@@ -200,22 +202,26 @@ type builtIndex struct {
 // get returns the index of view for the caller's class. A request still
 // holding an older revision than the one kept gets an index of its own,
 // so requests straddling a publish do not rebuild the kept one in turn.
-func (c *mcpIndexes) get(view *catalog.View, authenticated bool) *mcpIndex {
-	i := 0
-	if authenticated {
-		i = 1
-	}
+func (c *mcpIndexes) get(view *catalog.View, caller audience.Caller) *mcpIndex {
+	class := view.Class(catalog.ScopeAll, caller)
 	c.mu.Lock()
 	switch {
 	case c.view == view:
 	case c.view != nil && view.Revision() < c.view.Revision():
 		c.mu.Unlock()
-		return buildMCPIndex(view, authenticated)
+		return buildMCPIndex(view, class.Caller())
 	default:
-		c.view, c.built = view, [2]*builtIndex{{}, {}}
+		c.view, c.built = view, map[string]*builtIndex{}
 	}
-	b := c.built[i]
+	b := c.built[class.Key()]
+	if b == nil && len(c.built) < maxClasses {
+		b = &builtIndex{}
+		c.built[class.Key()] = b
+	}
 	c.mu.Unlock()
-	b.once.Do(func() { b.idx = buildMCPIndex(view, authenticated) })
+	if b == nil {
+		return buildMCPIndex(view, class.Caller())
+	}
+	b.once.Do(func() { b.idx = buildMCPIndex(view, class.Caller()) })
 	return b.idx
 }

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
@@ -47,14 +47,14 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	if p == allPages(catalog.KindSkill) || p == allPages(catalog.KindSubagent) {
-		if d := snap.storedDocument("", p, rq.authenticated); d != nil {
+		if d := snap.storedDocument("", p, rq.caller); d != nil {
 			if readMethod(w, r) {
-				s.serveStored(w, r, rq, snap, d, feedCacheControl(rq.authenticated), func() (*feeddoc.Doc, bool) {
+				s.serveStored(w, r, rq, snap, d, feedCacheControl(rq), func() (*feeddoc.Doc, bool) {
 					v, err := snap.View(r.Context())
 					if err != nil {
 						return nil, false
 					}
-					doc, _, err := snap.native(r.Context(), v, p, nil, rq.authenticated, base)
+					doc, _, err := snap.native(r.Context(), v, p, nil, rq.caller, base)
 					return doc, err == nil && doc != nil
 				})
 			}
@@ -65,13 +65,13 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 	if !ok {
 		return
 	}
-	doc, res, err := snap.native(r.Context(), v, p, query, rq.authenticated, base)
+	doc, res, err := snap.native(r.Context(), v, p, query, rq.caller, base)
 	if errors.Is(err, catalog.ErrChanged) {
 		// A version's history is read from the revision the view was
 		// compiled from; a publish since replaced it. Answer from the
 		// current revision instead, once.
 		if snap, v, err = s.currentView(r.Context()); err == nil {
-			doc, res, err = snap.native(r.Context(), v, p, query, rq.authenticated, base)
+			doc, res, err = snap.native(r.Context(), v, p, query, rq.caller, base)
 		}
 	}
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	switch {
 	case doc != nil:
-		serveJSON(w, r, doc, feedCacheControl(rq.authenticated))
+		serveJSON(w, r, doc, feedCacheControl(rq))
 	case res.Outcome == manifest.Bytes:
 		s.serveArtifact(w, r, rq, res.Entry, res.Version, versionedCacheControl(res.Entry))
 	case res.Outcome == manifest.BadRequest && res.Err != nil:
@@ -177,7 +177,7 @@ func (s *Server) serveCheckUpdates(w http.ResponseWriter, r *http.Request, rq *r
 	if !ok {
 		return
 	}
-	f := manifest.Feed{View: v, Authenticated: rq.authenticated}
+	f := manifest.Feed{View: v, Caller: rq.caller}
 	serveAnswer(w, r, feeddoc.Render(f.CheckUpdatesOf(kind, queries), feeddoc.RequestLevel))
 }
 
@@ -207,16 +207,28 @@ func jsonContentType(ct string) bool {
 
 // maxNativeRenders bounds the native documents one snapshot keeps. Only
 // the root, the two indexes and the pages those advertise are kept, per
-// auth class, so a catalog needs about 4 + 2·(skills+sub-agents)/100 of
-// them; beyond the bound documents are rendered per request.
+// class of caller, so a catalog needs about 4 + 2·(skills+sub-agents)/100
+// of them for each; beyond the bound documents are rendered per request.
 const maxNativeRenders = 512
 
 // nativeKey names a kept native document. It has no origin: the kept
 // documents hold only origin-root-absolute hrefs, never an absolute URL
 // (manifest.Root, Index and Page), so one rendering serves every origin.
 type nativeKey struct {
-	path          string
-	authenticated bool
+	path  string
+	class string // audience.Class.Key in the path's collection
+}
+
+// nativeClass is the caller's class for a native path: in the collection
+// the path is of (the root lists no entry: one class for everyone).
+func nativeClass(v *catalog.View, path string, c audience.Caller) audience.Class {
+	switch {
+	case strings.HasPrefix(path, skillsRoot):
+		return v.Class(catalog.ScopeSkills, c)
+	case strings.HasPrefix(path, subagentsRoot):
+		return v.Class(catalog.ScopeSubagents, c)
+	}
+	return audience.Class{}
 }
 
 // nativeRender is a native document as snapshot.native returns it.
@@ -226,32 +238,34 @@ type nativeRender struct {
 	err error
 }
 
-// pageSet is the page hrefs one collection's index advertises to one auth
-// class, computed once per snapshot.
-type pageSet struct {
-	once  sync.Once
-	hrefs map[string]bool
+// pageKey names the page hrefs one collection's index advertises to one
+// class of caller, computed once per snapshot.
+type pageKey struct {
+	kind  catalog.Kind
+	class string
 }
 
 // native resolves a native path for a caller: doc is the rendered JSON
 // when the answer is a document (kept for the snapshot when it is the
 // root, an index or an advertised page), else res says what it is. err is
 // Resolve's: the feed cannot answer at all.
-func (s *snapshot) native(ctx context.Context, v *catalog.View, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
-	if !s.keepsNative(v, path, authenticated) {
-		return resolveNative(ctx, v, s.searchIndex(), path, query, authenticated, base)
+func (s *snapshot) native(ctx context.Context, v *catalog.View, path string, query url.Values, c audience.Caller, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
+	if !s.keepsNative(v, path, c) {
+		return resolveNative(ctx, v, s.searchIndex(), path, query, c, base)
 	}
 	// Kept documents (the root, indexes, pages) read no query and no
-	// history, and outlive the request that renders them first.
-	r := s.nativeRenders.get(nativeKey{path: path, authenticated: authenticated}, func() nativeRender {
-		doc, res, err := resolveNative(context.WithoutCancel(ctx), v, s.searchIndex(), path, nil, authenticated, base)
+	// history, and outlive the request that renders them first; each is
+	// rendered for its class's caller.
+	class := nativeClass(v, path, c)
+	r := s.nativeRenders.get(nativeKey{path: path, class: class.Key()}, func() nativeRender {
+		doc, res, err := resolveNative(context.WithoutCancel(ctx), v, s.searchIndex(), path, nil, class.Caller(), base)
 		return nativeRender{doc, res, err}
 	})
 	return r.doc, r.res, r.err
 }
 
-func resolveNative(ctx context.Context, v *catalog.View, idx *manifest.SearchIndex, path string, query url.Values, authenticated bool, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
-	f := manifest.Feed{View: v, Authenticated: authenticated, Base: base, SearchIndex: idx}
+func resolveNative(ctx context.Context, v *catalog.View, idx *manifest.SearchIndex, path string, query url.Values, c audience.Caller, base *url.URL) (*feeddoc.Doc, manifest.Result, error) {
+	f := manifest.Feed{View: v, Caller: c, Base: base, SearchIndex: idx}
 	res, err := f.Resolve(ctx, path, query)
 	if err != nil || res.Outcome != manifest.Document {
 		return nil, res, err
@@ -277,7 +291,7 @@ const (
 // the root, an index, the page of everything, or a page the current index
 // advertises. Other page tokens are answered too (a client may hold an
 // older index), but they are unbounded, so they are rendered per request.
-func (s *snapshot) keepsNative(v *catalog.View, path string, authenticated bool) bool {
+func (s *snapshot) keepsNative(v *catalog.View, path string, c audience.Caller) bool {
 	switch path {
 	case routes.Manifest, skillsRoot + "index.json", subagentsRoot + "index.json",
 		allPages(catalog.KindSkill), allPages(catalog.KindSubagent):
@@ -285,30 +299,27 @@ func (s *snapshot) keepsNative(v *catalog.View, path string, authenticated bool)
 	}
 	switch {
 	case strings.HasPrefix(path, skillsRoot+"pages/"):
-		return s.pages(v, catalog.KindSkill, authenticated)[path]
+		return s.pages(v, catalog.KindSkill, c)[path]
 	case strings.HasPrefix(path, subagentsRoot+"pages/"):
-		return s.pages(v, catalog.KindSubagent, authenticated)[path]
+		return s.pages(v, catalog.KindSubagent, c)[path]
 	}
 	return false
 }
 
 // pages returns the page hrefs the index of kind advertises to the caller.
-func (s *snapshot) pages(v *catalog.View, kind catalog.Kind, authenticated bool) map[string]bool {
-	i, j := 0, 0
+func (s *snapshot) pages(v *catalog.View, kind catalog.Kind, c audience.Caller) map[string]bool {
+	scope := catalog.ScopeSkills
 	if kind == catalog.KindSubagent {
-		i = 1
+		scope = catalog.ScopeSubagents
 	}
-	if authenticated {
-		j = 1
-	}
-	set := &s.pageSets[i][j]
-	set.once.Do(func() {
+	class := v.Class(scope, c)
+	return s.pageSets.get(pageKey{kind, class.Key()}, func() map[string]bool {
 		// Index needs no base URL: it holds hrefs only.
-		idx := (&manifest.Feed{View: v, Authenticated: authenticated}).Index(kind)
-		set.hrefs = make(map[string]bool, len(idx.Pages))
+		idx := (&manifest.Feed{View: v, Caller: class.Caller()}).Index(kind)
+		hrefs := make(map[string]bool, len(idx.Pages))
 		for _, p := range idx.Pages {
-			set.hrefs[p.Href] = true
+			hrefs[p.Href] = true
 		}
+		return hrefs
 	})
-	return set.hrefs
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/archive"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
@@ -56,8 +57,9 @@ const (
 type Config struct {
 	// Store holds the catalog and the validated blobs.
 	Store store.Store
-	// Keys supplies the SHA-256 hashes of the API keys. nil configures no
-	// keys: anonymous requests work and every presented key is invalid.
+	// Keys supplies the key store: the keys' SHA-256 hashes, ids,
+	// audiences, expiries and path use. nil configures no keys: anonymous
+	// requests work and every presented key is invalid.
 	Keys apikey.Source
 	// Metrics counts DigestMismatch (nil: obs.Nop).
 	Metrics obs.Metrics
@@ -140,7 +142,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store:       cfg.Store,
-		keys:        apikey.NewVerifier(cfg.Keys),
 		metrics:     cfg.Metrics,
 		auditor:     cfg.Auditor,
 		log:         cfg.Logger,
@@ -187,6 +188,7 @@ func New(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.keys = apikey.NewVerifier(cfg.Keys, s.now)
 	if s.version == "" {
 		s.version = "dev"
 	}
@@ -232,31 +234,28 @@ const (
 // judged first, so an invalid key gets the same 401 on every path and
 // learns nothing about what exists; then the path is vetted; then routed,
 // by the URL table (routes.Lookup) and nothing else, so every path the
-// server answers is one agent-skills.yaml cannot take.
+// server answers is one agent-skills.yaml cannot take. A capability URL
+// (/k/<key>/…) is the same request with the key presented in its path and
+// the path after the key; only the RFC feed is answered there.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rq := s.begin(w, r)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() { s.logRequest(rq, r, sw, start) }()
 
-	res, err := s.keys.Verify(r.Context(), r.Header)
-	switch {
-	case err != nil:
-		rq.log.Error("api key hashes unavailable", "error", err)
-		writeError(sw, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+	if !s.authenticate(sw, r, rq) {
 		return
-	case res.Status == apikey.Invalid:
-		rq.keyID, rq.authReason = res.KeyID, res.Reason
-		sw.Header().Set("WWW-Authenticate", apikey.Challenge+`, error="invalid_token"`)
-		writeError(sw, r, http.StatusUnauthorized, codeUnauthorized, "The credential is not valid.")
-		return
-	case res.Status == apikey.Valid:
-		rq.authenticated, rq.keyID = true, res.KeyID
 	}
-
 	if !cleanPath(r) {
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
+	}
+	if rq.capability != "" {
+		r = rq.underCapability(r)
+		if m := routes.Lookup(r.URL.Path); m.Surface != routes.SurfaceIndex && m.Surface != routes.SurfaceArtifact {
+			writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
+			return
+		}
 	}
 	route := routes.Lookup(r.URL.Path)
 	if route.Surface == routes.SurfaceCatalog { // its own methods, no CORS
@@ -287,7 +286,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveRevocations(sw, r, rq)
 	case routes.SurfaceHealth:
 		s.serveHealth(sw, r, rq)
-	default: // a namespace that is never served
+	default: // a namespace that is never served (a capability URL's key ended)
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
 }
@@ -345,15 +344,29 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request,
 	if listing != "" {
 		path = routes.ListingIndex(listing)
 	}
-	cc := feedCacheControl(rq.authenticated)
-	if d := snap.storedDocument(discovery.Origin(base), path, rq.authenticated); d != nil {
+	cc := feedCacheControl(rq)
+	if rq.capability != "" {
+		// Its URLs carry the key, so it is rendered for this request alone.
+		v, ok := s.catalogView(w, r, rq, snap)
+		if !ok {
+			return
+		}
+		doc, found := capabilityIndex(v, listing, rq.caller, discovery.Origin(base)+routes.Capability(rq.capability, ""))
+		if !found {
+			writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+			return
+		}
+		s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, cc)
+		return
+	}
+	if d := snap.storedDocument(discovery.Origin(base), path, rq.caller); d != nil {
 		s.serveStored(w, r, rq, snap, d, cc, func() (*feeddoc.Doc, bool) {
 			v, err := snap.View(r.Context())
 			if err != nil {
 				rq.log.Error("catalog entries unavailable", "error", err)
 				return nil, false
 			}
-			return snap.index(v, listing, rq.authenticated, base)
+			return snap.index(v, listing, rq.caller, base)
 		})
 		return
 	}
@@ -361,7 +374,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request,
 	if !ok {
 		return
 	}
-	doc, found := snap.index(v, listing, rq.authenticated, base)
+	doc, found := snap.index(v, listing, rq.caller, base)
 	if !found {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
@@ -379,7 +392,7 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	if !ok {
 		return
 	}
-	e := v.ByPath(r.URL.Path, rq.authenticated)
+	e := v.ByPath(r.URL.Path, rq.caller)
 	if e == nil {
 		if g := v.GoneAt(r.URL.Path, rq.authenticated); g != nil && readMethod(w, r) {
 			gone(w, r, g.LatestVersion())
@@ -396,7 +409,7 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
-	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e))
+	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e, rq))
 }
 
 // gone answers 410 for a version taken out of service, with its reason.
@@ -482,12 +495,97 @@ func (s *Server) origin(w http.ResponseWriter, r *http.Request, rq *request) (*u
 
 // request is what the handler knows about one request.
 type request struct {
-	id            string
-	log           *slog.Logger
-	authenticated bool
-	keyID         string
-	authReason    string
-	session       bool // authenticated by a web catalog session cookie
+	id  string
+	log *slog.Logger
+	// caller is who the request is, resolved once (authenticate).
+	caller audience.Caller
+	// keyID names a key that was presented and refused, with authReason why.
+	keyID, authReason string
+	// session is set for a caller a web catalog session cookie names.
+	session bool
+	// capability is the key of a capability URL ("" for another request),
+	// which the documents' URLs are built under; it is never logged.
+	capability string
+	// logPath is the request's path as logs write it: a capability URL's
+	// key redacted to its id.
+	logPath string
+}
+
+// authenticate resolves the request's caller, from its Authorization
+// header or a capability URL's path, or answers it (401 for a credential
+// that is not valid, 503 when the key store cannot be read) and reports
+// false. It is the one place a caller comes from.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rq *request) bool {
+	tok, _, inPath := routes.SplitCapability(r.URL.Path)
+	var res apikey.Result
+	var err error
+	switch {
+	case inPath && len(r.Header.Values("Authorization")) > 0:
+		res = apikey.Result{Status: apikey.Invalid, Reason: reasonTwoCredentials}
+	case inPath:
+		res, err = s.keys.VerifyPath(r.Context(), tok)
+	default:
+		res, err = s.keys.Verify(r.Context(), r.Header)
+	}
+	if inPath {
+		rq.capability = tok
+		rq.logPath = routes.RedactCapability(r.URL.Path, res.KeyID)
+	}
+	switch {
+	case err != nil:
+		rq.log.Error("api key store unavailable", "error", err)
+		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
+		return false
+	case res.Status == apikey.Invalid:
+		rq.keyID, rq.authReason = res.KeyID, res.Reason
+		if res.Reason == apikey.ReasonExpired || res.Reason == apikey.ReasonNotPathKey {
+			s.auditor.CredentialRefused(r.Context(), obs.CredentialRefusedEvent{
+				KeyID: res.KeyID, Reason: res.Reason, Path: clip(rq.path(r)), RequestID: rq.id,
+			})
+		}
+		w.Header().Set("WWW-Authenticate", apikey.Challenge+`, error="invalid_token"`)
+		writeError(w, r, http.StatusUnauthorized, codeUnauthorized, "The credential is not valid.")
+		return false
+	}
+	rq.caller = res.Caller
+	return true
+}
+
+// reasonTwoCredentials: a capability URL that also carries an
+// Authorization header names two callers; neither is guessed at.
+const reasonTwoCredentials = "credential_in_path_and_header"
+
+// path is the request's path as logs may write it.
+func (rq *request) path(r *http.Request) string {
+	if rq.logPath != "" {
+		return rq.logPath
+	}
+	return r.URL.Path
+}
+
+// underCapability is r as the path after a capability URL's key names it.
+func (rq *request) underCapability(r *http.Request) *http.Request {
+	_, rest, _ := routes.SplitCapability(r.URL.Path)
+	r2 := r.WithContext(r.Context())
+	u := *r.URL
+	u.Path, u.RawPath = rest, ""
+	r2.URL = &u
+	r2.RequestURI = u.RequestURI()
+	return r2
+}
+
+// capabilityIndex renders the RFC index (listing "") or a listing's for
+// caller with every URL under prefix (the origin and the capability URL's
+// key), so the client fetches the artifacts under the key too.
+func capabilityIndex(v *catalog.View, listing string, caller audience.Caller, prefix string) (*feeddoc.Doc, bool) {
+	entries := v.Skills(caller)
+	if listing != "" {
+		var ok bool
+		if entries, ok = v.Listing(listing, caller); !ok {
+			return nil, false
+		}
+	}
+	return feeddoc.Render(discovery.BuildAt(entries, prefix), feeddoc.RequestLevel), true
 }
 
 var _ http.Handler = (*Server)(nil)

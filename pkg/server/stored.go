@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
@@ -39,10 +40,10 @@ type storedBody struct {
 }
 
 // storedDocument returns the document the indexer rendered for origin
-// (a page of hrefs only is rendered once, for origin ""), path and auth
-// class in this revision, or nil.
-func (s *snapshot) storedDocument(origin, path string, authenticated bool) *catalog.Document {
-	return s.head.Document(origin, path, authenticated)
+// (a page of hrefs only is rendered once, for origin ""), path and the
+// caller's class in this revision, or nil.
+func (s *snapshot) storedDocument(origin, path string, c audience.Caller) *catalog.Document {
+	return s.head.Document(origin, path, c)
 }
 
 // read returns the bytes of a rendition: read once per revision from the
@@ -204,7 +205,7 @@ func (s *Server) serveRendered(w http.ResponseWriter, r *http.Request, rq *reque
 	gzFits := doc.GzETag != "" && acceptsGzip(r) && s.fits(w.Header(), true, doc.Gzipped())
 	switch {
 	case !s.fits(w.Header(), false, doc.Body) && !gzFits:
-		rq.log.Error("a document too large for a response, and none stored for this origin", "path", clip(r.URL.Path), "bytes", len(doc.Body))
+		rq.log.Error("a document too large for a response, and none stored for this origin and caller", "path", clip(rq.path(r)), "bytes", len(doc.Body))
 		unavailable(w, r)
 	default:
 		serveJSON(w, r, doc, cacheControl)
@@ -225,6 +226,7 @@ func (s *Server) storedFailure(r *http.Request, rq *request, d *catalog.Document
 	}
 	s.auditor.DigestMismatch(r.Context(), obs.DigestMismatchEvent{
 		Hostname: host, Expected: m.expected, Observed: m.observed, RequestID: rq.id, Path: d.Path,
+		KeyID: rq.caller.KeyID, Audiences: rq.caller.AudienceNames(),
 	})
 	s.count(r, rq, obs.DigestMismatch, obs.DimensionSkill, "")
 }

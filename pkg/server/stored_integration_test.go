@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/http"
 	"testing"
@@ -27,7 +28,7 @@ func TestRedirectsToThePinnedVersionInS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	if d == nil || d.Identity.VersionID == "" {
 		t.Fatalf("stored document %+v: want one pinned to a version", d)
 	}

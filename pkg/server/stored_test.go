@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,7 +81,7 @@ func TestStoredDocumentsAnswerOrRedirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	stored := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	if stored == nil {
 		t.Fatal("the indexer stored no index")
 	}
@@ -152,7 +153,7 @@ func TestStoredDocumentsAnswerOrRedirect(t *testing.T) {
 			t.Errorf("a client accepting gzip is sent to %s (encoding %q), want the gzip rendition", p.key, p.headers.ContentEncoding)
 		}
 		h.do(http.MethodGet, routes.RFCIndex, bearer(goodKey))
-		if auth := c.Document("https://skills.example.com", routes.RFCIndex, true); p.key != auth.Identity.Key || p.headers.CacheControl != ccPrivate {
+		if auth := c.Document("https://skills.example.com", routes.RFCIndex, audience.Unrestricted); p.key != auth.Identity.Key || p.headers.CacheControl != ccPrivate {
 			t.Errorf("a key holder is sent to %s (%s), want the authenticated rendition, private", p.key, p.headers.CacheControl)
 		}
 	})
@@ -188,7 +189,7 @@ func TestATamperedStoredDocumentIsNeverServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	tampered := bytes.Repeat([]byte("x"), int(d.Identity.Size))
 	if _, err := st.Put(context.Background(), d.Identity.Key, tampered, store.PutOptions{}); err != nil {
 		t.Fatal(err)
@@ -247,7 +248,7 @@ func TestARedirectNeedsThePinnedVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+			d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 			if tc.change != nil {
 				tc.change(t, st, d.Identity.Key)
 			}

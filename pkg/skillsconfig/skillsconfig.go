@@ -28,6 +28,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -43,6 +44,13 @@ const MaxBytes = 1 << 20
 
 // CodeInvalidConfig is the stable code of every config rejection.
 const CodeInvalidConfig = "invalid_config"
+
+// MaxAudienceClasses bounds the classes of key (audience.Class) one
+// document may have: the top-level index, a listing's, the sub-agents. Each
+// is a rendering of its own, cached and, for a large catalog, stored, so a
+// config whose audiences would make more (n audiences on separate entries
+// of one document make 2^n) is refused.
+const MaxAudienceClasses = 64
 
 // Ceilings for per-entry caps: an entry may raise the entry, expanded-byte
 // and ratio caps up to these, and may only lower max_artifact_bytes.
@@ -99,6 +107,9 @@ type entryKey struct {
 // Listing is one listing of the config.
 type Listing struct {
 	Name string
+	// Audiences, when set, restrict the whole listing (and its own
+	// entries, which may name some of them only) to keys that meet them.
+	Audiences audience.Set
 	// Refs name top-level skills included in this listing too;
 	// RefFields locate them in the document, for messages.
 	Refs      []string
@@ -123,8 +134,12 @@ type Entry struct {
 	Listing string // "" for top-level and sub-agent entries
 	Kind    catalog.Kind
 	// Visibility is "" when the entry does not set it: the config's
-	// default_visibility, else the deployment's, else public.
-	Visibility  catalog.Visibility
+	// default_visibility, else the deployment's, else public; authenticated
+	// when it names audiences.
+	Visibility catalog.Visibility
+	// Audiences restrict the entry to keys that meet them (none: any
+	// valid key, for an authenticated entry).
+	Audiences   audience.Set
 	Description string
 	Type        artifact.Type // "" when not given
 	// URL as written; Path is the origin-root-absolute path it resolves to
@@ -208,12 +223,14 @@ type rawConfig struct {
 }
 
 type rawListing struct {
-	Skills []rawEntry `yaml:"skills"`
+	Audiences []string   `yaml:"audiences"`
+	Skills    []rawEntry `yaml:"skills"`
 }
 
 type rawEntry struct {
 	Name                  string     `yaml:"name"`
 	Visibility            string     `yaml:"visibility"`
+	Audiences             []string   `yaml:"audiences"`
 	Description           *string    `yaml:"description"`
 	Type                  string     `yaml:"type"`
 	URL                   string     `yaml:"url"`
@@ -231,8 +248,8 @@ type rawEntry struct {
 // nameOnly reports whether the entry carries nothing but a name (a listing reference).
 func (r *rawEntry) nameOnly() bool {
 	bare := *r
-	bare.Allow = nil
-	return r.Allow == nil && reflect.DeepEqual(bare, rawEntry{Name: r.Name})
+	bare.Allow, bare.Audiences = nil, nil
+	return r.Allow == nil && r.Audiences == nil && reflect.DeepEqual(bare, rawEntry{Name: r.Name})
 }
 
 // Parse validates an agent-skills.yaml document found in the bucket.
@@ -323,6 +340,13 @@ func parse(doc []byte, strict bool) (*Config, error) {
 			return nil, fail(field, "listing name: %s", nameMsg(err))
 		}
 		l := Listing{Name: name}
+		if raw.Listings[name].Audiences != nil {
+			aud, err := audiences(raw.Listings[name].Audiences, field+".audiences")
+			if err != nil {
+				return nil, err
+			}
+			l.Audiences = aud
+		}
 		seen = map[string]string{}
 		for i := range raw.Listings[name].Skills {
 			r := &raw.Listings[name].Skills[i]
@@ -343,11 +367,18 @@ func parse(doc []byte, strict bool) (*Config, error) {
 			if err != nil {
 				return nil, err
 			}
+			if len(l.Audiences) > 0 && !e.Audiences.SubsetOf(l.Audiences) {
+				return nil, fail(f+".audiences", "%s: an entry of listing %s may name only the listing's audiences (%s): a key must meet the listing's to see any of it",
+					e.Audiences, name, l.Audiences)
+			}
 			l.Entries = append(l.Entries, e)
 		}
 		c.Listings = append(c.Listings, l)
 	}
 	c.index()
+	if err := c.checkClasses(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -435,6 +466,76 @@ func emptyValue(v *yaml.Node, field, what string) error {
 	return nil
 }
 
+// audiences checks an audiences list: valid names, each once, at least one.
+func audiences(names []string, field string) (audience.Set, error) {
+	if len(names) == 0 {
+		return nil, fail(field, "must name at least one audience (leave it out for any valid key)")
+	}
+	seen := map[string]bool{}
+	for i, a := range names {
+		if err := audience.ValidName(a); err != nil {
+			return nil, fail(fmt.Sprintf("%s[%d]", field, i), "%s", err)
+		}
+		if seen[a] {
+			return nil, fail(fmt.Sprintf("%s[%d]", field, i), "%q is named twice", a)
+		}
+		seen[a] = true
+	}
+	return audience.NewSet(names...), nil
+}
+
+// EffectiveAudiences are the audiences an entry is published with: its
+// own, else (for a listing's own skill) its listing's.
+func (c *Config) EffectiveAudiences(kind catalog.Kind, listing, name string) audience.Set {
+	if ce := c.Touches(kind, listing, name); ce != nil && len(ce.Audiences) > 0 {
+		return ce.Audiences
+	}
+	if c != nil && kind == catalog.KindSkill && listing != "" {
+		for i := range c.Listings {
+			if c.Listings[i].Name == listing {
+				return c.Listings[i].Audiences
+			}
+		}
+	}
+	return nil
+}
+
+// checkClasses refuses a config whose audiences would give one document
+// more than MaxAudienceClasses classes of key.
+func (c *Config) checkClasses() error {
+	sets := func(es []Entry) []audience.Set {
+		var out []audience.Set
+		for i := range es {
+			out = append(out, es[i].Audiences)
+		}
+		return out
+	}
+	check := func(field string, g audience.Groups) error {
+		if _, err := g.Classes(MaxAudienceClasses); err != nil {
+			return fail(field, "%s: one document would be rendered for each; put the skills of audiences no key shares into a listing each (listings.<name>.audiences)", err)
+		}
+		return nil
+	}
+	if err := check("skills", audience.GroupsOf(sets(c.Skills)...)); err != nil {
+		return err
+	}
+	if err := check("subagents", audience.GroupsOf(sets(c.Subagents)...)); err != nil {
+		return err
+	}
+	for _, l := range c.Listings {
+		all := append(sets(l.Entries), l.Audiences)
+		for _, ref := range l.Refs {
+			if ce := c.Touches(catalog.KindSkill, "", ref); ce != nil {
+				all = append(all, ce.Audiences)
+			}
+		}
+		if err := check("listings."+l.Name, audience.GroupsOf(all...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[string]string, strict bool) (Entry, error) {
 	e := Entry{Name: r.Name, Listing: listing, Kind: kind, Field: field}
 	if err := skillmd.ValidateName(r.Name); err != nil {
@@ -445,6 +546,16 @@ func entry(r *rawEntry, field, listing string, kind catalog.Kind, paths map[stri
 		return e, fail(field+".visibility", "%q: want public or authenticated", clip(r.Visibility))
 	}
 	e.Visibility = v
+	if r.Audiences != nil {
+		aud, err := audiences(r.Audiences, field+".audiences")
+		if err != nil {
+			return e, err
+		}
+		if e.Visibility == catalog.Public {
+			return e, fail(field+".audiences", "audiences make an entry authenticated; it says visibility: public")
+		}
+		e.Audiences, e.Visibility = aud, catalog.Authenticated
+	}
 	if r.Description != nil {
 		n := utf8.RuneCountInString(*r.Description)
 		if n == 0 || n > skillmd.MaxDescriptionLen {
