@@ -27,7 +27,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve a directory laid out like the bucket with the Lambda's handler, re-indexing it as it changes",
-		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--api-key-sha256 HASHES] [--default-visibility V] [--log-level L]",
+		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--keys FILE [--keys-refresh D]] [--api-key-sha256 HASHES] [--default-visibility V] [--log-level L]",
 		about: `It listens first (a taken port fails before anything is read or written), then indexes what changed in
 DIR since its catalog was written (everything the first time; reindex --dir re-reads all) and serves it,
 re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON
@@ -73,7 +73,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on")
 	baseURL := fs.String("base-url", "", "the public origin to advertise (default: the request's Host)")
 	trustFwd := fs.Bool("trust-forwarded", false, "take the origin from X-Forwarded-Host/-Proto (only behind a proxy that sets them)")
-	hashes := fs.String("api-key-sha256", "", "comma-separated SHA-256 hashes of the accepted API keys (default: $"+apikey.EnvHashes+")")
+	hashes := fs.String("api-key-sha256", "", "comma-separated SHA-256 hashes of the accepted API keys, keys of every audience (default: $"+apikey.EnvHashes+")")
+	keysFile := fs.String("keys", "", "the key store: a JSON file of named keys with audiences, expiry and path use (default: $"+apikey.EnvFile+"), read again every --keys-refresh")
+	refresh := fs.String("keys-refresh", "", "how often the key store is read again: the longest a revoked key keeps working, 1s to 60s (default: $"+apikey.EnvRefresh+", else 60s)")
 	defaultVis := defaultVisibilityFlag(fs)
 	level := logLevelFlag(fs, "INFO")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -87,9 +89,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *hashes == "" {
 		*hashes = os.Getenv(apikey.EnvHashes)
 	}
-	keys, err := apikey.ParseSet(*hashes)
+	keys, err := serveKeys(*hashes, *keysFile, *refresh)
 	if err != nil {
-		printf(stderr, "skilldrop serve: --api-key-sha256: %v\n", err)
+		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitUsage
 	}
 	lv, err := level()
@@ -170,8 +172,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
 	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
 	printf(stdout, "  MCP            POST %s%s\n", origin, routes.MCP)
-	if keys.Len() > 0 {
+	if set, err := keys.Hashes(ctx); err == nil && set.Len() > 0 {
 		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s (or sign in at %s%s)\n", origin, routes.RFCIndex, origin, routes.CatalogSignIn)
+		printf(stdout, "  path keys      skills add %s%s<key>\n", origin, routes.CapabilityPrefix)
 	}
 	printf(stdout, "\nChanges under %s are re-indexed within seconds (catalog/, blobs/ and .skilldrop/ there are written by serve); Ctrl-C stops.\n", st.Path())
 
@@ -202,6 +205,42 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	stopWatch()
 	<-watched
 	return status
+}
+
+// serveKeys is serve's key store: the comma-separated hashes (flag, else
+// the environment), and the key file (flag, else the environment), read
+// again every refresh. A key file that cannot be read or parsed at start
+// is a usage error; later, it fails closed (503 for requests with a key).
+func serveKeys(hashes, file, refresh string) (apikey.Source, error) {
+	if hashes == "" {
+		hashes = os.Getenv(apikey.EnvHashes)
+	}
+	set, err := apikey.ParseSet(hashes)
+	if err != nil {
+		return nil, fmt.Errorf("--api-key-sha256: %w", err)
+	}
+	if file == "" {
+		file = os.Getenv(apikey.EnvFile)
+	}
+	if refresh == "" {
+		refresh = os.Getenv(apikey.EnvRefresh)
+	}
+	ttl, err := apikey.ParseRefresh(refresh)
+	if err != nil {
+		return nil, fmt.Errorf("--keys-refresh: %w", err)
+	}
+	if file == "" {
+		return set, nil
+	}
+	fetch := apikey.FileFetch(file)
+	raw, err := fetch(context.Background())
+	if err == nil {
+		_, err = apikey.Parse(raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--keys %s: %w", printable(file), err)
+	}
+	return apikey.Union(apikey.NewCached("key file "+file, fetch, apikey.CacheOptions{TTL: ttl}), set), nil
 }
 
 // newHTTPServer is serve's http.Server: h behind bounded request handling.

@@ -9,8 +9,10 @@
 //	SKILLDROP_METRIC_NAMESPACE   CloudWatch namespace (default Skilldrop)
 //	SKILLDROP_PUBLIC_BASE_URL    the public origin, e.g. a custom domain; unset:
 //	                             the domain API Gateway received the request on
-//	SKILLDROP_API_KEY_PARAMETER  SSM SecureString holding the comma-separated
-//	                             SHA-256 hashes of the API keys (cached 60 s)
+//	SKILLDROP_API_KEY_PARAMETER  SSM SecureString holding the key store: the JSON
+//	                             document of named keys (audiences, expiry, path
+//	                             use), or comma-separated SHA-256 hashes
+//	SKILLDROP_KEYS_REFRESH       how often it is read again (default 60s, at most)
 //	SKILLDROP_API_KEY_SHA256     comma-separated hashes, added to the parameter's
 //	SKILLDROP_SESSION_SECRET_PARAMETER  SSM SecureString holding the secret (at
 //	                             least 32 characters) that signs the web catalog's
@@ -24,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -52,6 +55,7 @@ type settings struct {
 	baseURL   string
 	parameter string
 	session   string // the session secret's SSM parameter
+	refresh   time.Duration
 	hashes    apikey.Set
 	level     slog.Level
 }
@@ -76,6 +80,9 @@ func parseEnv(getenv func(string) string) (settings, error) {
 	var err error
 	if s.hashes, err = apikey.ParseSet(getenv(apikey.EnvHashes)); err != nil {
 		return s, fmt.Errorf("%s: %w", apikey.EnvHashes, err)
+	}
+	if s.refresh, err = apikey.ParseRefresh(getenv(apikey.EnvRefresh)); err != nil {
+		return s, fmt.Errorf("%s: %w", apikey.EnvRefresh, err)
 	}
 	if s.level, err = obs.ParseLevel(getenv(obs.EnvLogLevel)); err != nil {
 		return s, fmt.Errorf("%s: %w", obs.EnvLogLevel, err)
@@ -109,7 +116,7 @@ func main() {
 	ssmClient := ssm.NewFromConfig(awsCfg)
 	var keys apikey.Source = s.hashes
 	if s.parameter != "" {
-		param, err := ssmparam.New(ssmClient, s.parameter, apikey.CacheOptions{})
+		param, err := ssmparam.New(ssmClient, s.parameter, apikey.CacheOptions{TTL: s.refresh})
 		if err != nil {
 			fail(apikey.EnvParameter, err)
 		}
