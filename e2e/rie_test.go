@@ -343,6 +343,9 @@ func templateEnv(t testing.TB, logicalID string, set map[string]string) map[stri
 		if n == nil {
 			t.Fatalf("template.yaml sets no %s for %s", prop, logicalID)
 		}
+		if n.Tag == "!Ref" {
+			n = lookup(params, n.Value, "Default")
+		}
 		env[key] = n.Value
 	}
 	return env

@@ -32,17 +32,20 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		args   []string
 		code   int
 		stdout []string
+		stderr string // "": none of noOrigin
 	}{
-		{[]string{"status", "--bucket", bucket}, exitOK, []string{"no catalog yet"}},
+		{[]string{"status", "--bucket", bucket}, exitOK, []string{"no catalog yet"}, ""},
 		// No Lambda runs here: publish does not wait for one.
-		{[]string{"publish", "--bucket", bucket, "--wait", "0", "deploy-via-pr"}, exitOK, []string{"uploaded skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
-		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}},
+		{[]string{"publish", "--bucket", bucket, "--wait", "0", "deploy-via-pr"}, exitOK, []string{"uploaded skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}, ""},
+		{[]string{"publish", "--bucket", bucket, "bad.md"}, exitFailure, []string{"rejected bad.md invalid_frontmatter"}, ""},
 		// A re-index indexes what was uploaded.
-		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}},
-		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}},
-		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}},
-		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}},
-		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil},
+		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}, noOrigin},
+		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}, ""},
+		{[]string{"reindex", "--bucket", bucket, "--origin", "https://skills.example.com"}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}, ""},
+		// The catalog now records the origin: a later re-index keeps it, and says nothing.
+		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}, ""},
+		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}, ""},
+		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil, ""},
 	}
 	for _, s := range steps {
 		code, out, errOut := runCLI(s.args...)
@@ -54,8 +57,17 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 				t.Fatalf("%v: stdout lacks %q:\n%s", s.args, want, out)
 			}
 		}
+		if strings.Contains(errOut, noOrigin) != (s.stderr != "") {
+			t.Fatalf("%v: stderr %q, want the no-origin warning: %v", s.args, errOut, s.stderr != "")
+		}
+		if s.stderr != "" && !strings.Contains(errOut, "--origin") {
+			t.Fatalf("%v: the warning does not say how to fix it: %q", s.args, errOut)
+		}
 	}
 }
+
+// noOrigin starts the warning of a re-index whose catalog records no origin.
+const noOrigin = "records no origin, so no document too large for a Lambda response"
 
 // TestReindexOfABucketCountsItsRejections: a re-index from the CLI records
 // rejections in the status document, which the Lambda then takes as

@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 func init() {
@@ -151,5 +153,22 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		printf(stderr, "skilldrop reindex: %v\n", rerr)
 		return finish(out, stderr, exitFailure)
 	}
+	if tg.bucket != "" {
+		warnNoOrigin(ctx, st, &tg, stderr)
+	}
 	return finish(out, stderr, exitOK)
+}
+
+// warnNoOrigin says, after a re-index of a bucket, when its catalog records
+// no origin: then no large document is rendered into the bucket, and the
+// api answers one too large for a Lambda response with 503.
+func warnNoOrigin(ctx context.Context, st store.Store, tg *target, stderr io.Writer) {
+	h, err := catalog.ReadHead(ctx, st, "")
+	if err != nil || len(h.DocumentOrigins) > 0 {
+		return
+	}
+	printf(stderr, "skilldrop reindex: warning: the catalog of %s records no origin, so no document too large for a Lambda response "+
+		"(over 6 MB: an index of about 15,000 skills, fewer with long descriptions) is rendered into the bucket, and the api answers such a "+
+		"document with 503. Run the stack's ReindexCommand output instead (the indexer knows its origin), or this command again with "+
+		"--origin set to the stack's BaseUrl output (https://<PublicBaseUrl, else the API's domain>).\n", tg)
 }

@@ -18,6 +18,8 @@
 //	SKILLDROP_DEFAULT_VISIBILITY       public or authenticated: what an entry gets when
 //	                                   agent-skills.yaml sets neither its visibility nor a
 //	                                   default_visibility (unset: the one the catalog records)
+//	SKILLDROP_API_MEMORY_MB            the api function's memory: the catalog is kept to what
+//	                                   it can hold decoded (memlimit.CatalogFor); unset: catalog.MaxBytes
 //	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
 package main
 
@@ -57,6 +59,7 @@ type settings struct {
 	level     slog.Level
 	// defaultVis is the deployment's default visibility ("": unset).
 	defaultVis catalog.Visibility
+	maxCatalog int64 // 0: catalog.MaxBytes
 }
 
 // parseEnv reads the settings; every bad value is an error naming the variable.
@@ -88,6 +91,7 @@ func parseEnv(getenv func(string) string) (settings, error) {
 		set  func(int64)
 	}{
 		{"SKILLDROP_MAX_ARTIFACT_BYTES", archive.DefaultMaxArtifactBytes, func(v int64) { s.limits.MaxArtifactBytes = v }},
+		{"SKILLDROP_API_MEMORY_MB", 10240, func(v int64) { s.maxCatalog = min(catalog.MaxBytes, memlimit.CatalogFor(v)) }},
 		{"SKILLDROP_MAX_ENTRIES", 1 << 20, func(v int64) { s.limits.MaxEntries = int(v) }},
 		{"SKILLDROP_MAX_EXPANDED_BYTES", 1 << 40, func(v int64) { s.limits.MaxExpandedBytes = v }},
 	}
@@ -149,6 +153,8 @@ func main() {
 		Origins: s.origins,
 		// S3 writes an object whole, so agent-skills.yaml needs no ConfigSettle here.
 		DefaultVisibility: s.defaultVis,
+		// catalog_full fires before a route of the api could run out of memory.
+		MaxCatalogBytes: s.maxCatalog,
 	})
 	if err != nil {
 		logger.Error("indexer: configuration", "error", err.Error())

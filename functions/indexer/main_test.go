@@ -30,6 +30,11 @@ func TestParseEnv(t *testing.T) {
 			limits: archive.Limits{
 				MaxArtifactBytes: 1 << 20, MaxEntries: 50, MaxExpandedBytes: 2 << 20, MaxRatio: 20.5,
 			}}, ""},
+		// 1024 MB: 90% for the Go runtime, 2/9 of that for the catalog (about 4.5 times its size decoded).
+		{"the api's memory sizes the catalog", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_API_MEMORY_MB": "1024"},
+			settings{bucket: "b", level: slog.LevelInfo, maxCatalog: 1024 << 20 * 9 / 10 * 2 / 9}, ""},
+		{"never above what readers accept", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_API_MEMORY_MB": "10240"},
+			settings{bucket: "b", level: slog.LevelInfo, maxCatalog: 256 << 20}, ""},
 		{"no bucket", map[string]string{}, settings{}, "SKILLDROP_BUCKET"},
 		{"a cap above the ceiling", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ARTIFACT_BYTES": "5000000"}, settings{}, "SKILLDROP_MAX_ARTIFACT_BYTES"},
 		{"a cap that is not a number", map[string]string{"SKILLDROP_BUCKET": "b", "SKILLDROP_MAX_ENTRIES": "many"}, settings{}, "SKILLDROP_MAX_ENTRIES"},

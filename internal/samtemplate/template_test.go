@@ -946,3 +946,64 @@ func TestDefaultVisibilityParameter(t *testing.T) {
 		t.Error("DefaultVisibility is in no parameter group of the console's form")
 	}
 }
+
+// TestBucketPolicyKeepsTheIndexersStateTheIndexers pins the statement that
+// denies overwriting and deleting catalog/, blobs/ and rendered/ to every
+// principal but the indexer's role and the optional break-glass role: a
+// sync --delete to the bucket's root cannot remove the published state.
+func TestBucketPolicyKeepsTheIndexersStateTheIndexers(t *testing.T) {
+	tpl := load(t)
+	var deny *Node
+	for _, st := range Get(tpl.Resource("SkillBucketPolicy"), "Properties", "PolicyDocument", "Statement").Content {
+		if v := Get(st, "Sid"); v != nil && v.Value == "DenyWritesToIndexerState" {
+			deny = st
+		}
+	}
+	if deny == nil {
+		t.Fatal("the bucket policy has no DenyWritesToIndexerState statement")
+	}
+	if e := Get(deny, "Effect"); e == nil || e.Value != "Deny" || Get(deny, "Principal").Value != "*" {
+		t.Errorf("want Effect Deny for Principal *")
+	}
+	if got, want := values(Get(deny, "Action")), []string{"s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion"}; !slices.Equal(got, want) {
+		t.Errorf("Action %v, want %v", got, want)
+	}
+	var res []string
+	for _, r := range Get(deny, "Resource").Content {
+		res = append(res, r.Value)
+	}
+	if want := []string{bucketArn + "/catalog/*", bucketArn + "/blobs/*", bucketArn + "/rendered/*"}; !slices.Equal(res, want) {
+		t.Errorf("Resource %v, want %v", res, want)
+	}
+	except := Get(deny, "Condition", "ArnNotEquals", "aws:PrincipalArn")
+	if except == nil || len(except.Content) != 2 || !isGetAtt(except.Content[0], indexerFn+"Role", "Arn") {
+		t.Fatalf("the exception is not the indexer's role first: %v", except)
+	}
+	// !If [HasBreakGlassRole, !Ref BreakGlassRoleArn, the indexer's role again]
+	alt := except.Content[1]
+	if alt.Tag != "!If" || len(alt.Content) != 3 || alt.Content[0].Value != "HasBreakGlassRole" ||
+		!isRef(alt.Content[1], "BreakGlassRoleArn") || !isGetAtt(alt.Content[2], indexerFn+"Role", "Arn") {
+		t.Errorf("the second exception is not the optional break-glass role: %v", alt)
+	}
+	if c := Get(tpl.Root, "Conditions", "HasBreakGlassRole"); c == nil {
+		t.Error("no HasBreakGlassRole condition")
+	}
+	if Get(tpl.Root, "Parameters", "BreakGlassRoleArn", "Default").Value != "" {
+		t.Error("BreakGlassRoleArn must default to none")
+	}
+}
+
+// TestIndexerSizesTheCatalogForTheAPI pins that the indexer is told the
+// api's memory from the very parameter the api's MemorySize is.
+func TestIndexerSizesTheCatalogForTheAPI(t *testing.T) {
+	tpl := load(t)
+	if m := Get(tpl.Resource(apiFn), "Properties", "MemorySize"); !isRef(m, "ApiMemorySize") {
+		t.Errorf("api MemorySize %v, want !Ref ApiMemorySize", m)
+	}
+	if v := Get(tpl.Resource(indexerFn), "Properties", "Environment", "Variables", "SKILLDROP_API_MEMORY_MB"); !isRef(v, "ApiMemorySize") {
+		t.Errorf("indexer SKILLDROP_API_MEMORY_MB %v, want !Ref ApiMemorySize", v)
+	}
+	if d := intValue(t, "ApiMemorySize default", Get(tpl.Root, "Parameters", "ApiMemorySize", "Default")); d != 1024 {
+		t.Errorf("ApiMemorySize default %d, want 1024", d)
+	}
+}

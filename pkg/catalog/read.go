@@ -27,6 +27,8 @@ type Head struct {
 	UpdatedAt time.Time
 	Listings  map[string]*Listing
 	Documents []Document
+	// DocumentOrigins are the origins Documents were rendered for.
+	DocumentOrigins []string
 	// Skills and Subagents count the entries, live or withdrawn.
 	Skills, Subagents int
 	// ETag and Size describe the object.
@@ -73,7 +75,7 @@ func ReadHead(ctx context.Context, s store.Store, ifNoneMatch string) (*Head, er
 	}
 	return &Head{
 		Revision: h.Revision, UpdatedAt: h.UpdatedAt, Listings: nonNil(h.Listings), Documents: h.Documents,
-		Skills: h.Skills, Subagents: h.Subagents, ETag: info.ETag, Size: info.Size,
+		DocumentOrigins: h.DocumentOrigins, Skills: h.Skills, Subagents: h.Subagents, ETag: info.ETag, Size: info.Size,
 		head: *h, headLen: headLen,
 	}, nil
 }

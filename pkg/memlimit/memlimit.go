@@ -51,3 +51,15 @@ func Apply(getenv func(string) string) (int64, error) {
 	debug.SetMemoryLimit(limit)
 	return limit, nil
 }
+
+// catalogShare is the part of the runtime's share a catalog may take: a
+// route that needs the entries keeps them decoded, 3.6 to 3.9 times the
+// catalog object's size (measured by make bench-scale), so 2/9 (4.5 times)
+// leaves room for the rest of a request.
+const catalogShareNum, catalogShareDen = 2, 9
+
+// CatalogFor is the largest catalog, in bytes, a function of memoryMB can
+// hold decoded beside serving requests.
+func CatalogFor(memoryMB int64) int64 {
+	return memoryMB << 20 * SharePercent / 100 * catalogShareNum / catalogShareDen
+}
