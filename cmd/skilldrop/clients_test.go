@@ -30,6 +30,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/leakmatrix"
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/internal/syncbuf"
+	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 )
@@ -157,6 +161,16 @@ func needSkillsCLI(t *testing.T) *skillsCLI {
 // run runs the CLI in dir and fails the test on a non-zero exit.
 func (c *skillsCLI) run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	out, err := c.try(t, dir, args...)
+	if err != nil {
+		t.Fatalf("skills %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return out
+}
+
+// try runs the CLI in dir and returns its output and how it exited.
+func (c *skillsCLI) try(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.node, append([]string{c.entry}, args...)...)
@@ -174,10 +188,7 @@ func (c *skillsCLI) run(t *testing.T, dir string, args ...string) string {
 		"NO_COLOR=1", "LANG=C.UTF-8",
 	}
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("skills %s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return string(out)
+	return string(out), err
 }
 
 // serveExampleBucket copies examples/bucket to a temp directory and
@@ -403,4 +414,83 @@ func bump(t *testing.T, bucket, key, old, new string) digest.Digest {
 		t.Fatal(err)
 	}
 	return digest.Of(b)
+}
+
+// TestClientSkillsCLICapabilityURL: the stock skills CLI, which sends no
+// credentials, installs a path key's skills from its capability URL
+// (skills add <origin>/k/<key>), exactly those, with every artifact
+// fetched under the key; skills update installs a new version of a skill
+// only that key sees; and once the key is revoked from the key file, the
+// URL gives nothing within the file's refresh (a second here, injected
+// with --keys-refresh, where the default is 60 s).
+func TestClientSkillsCLICapabilityURL(t *testing.T) {
+	cli := needSkillsCLI(t)
+	dir := filepath.Join(t.TempDir(), "bucket")
+	files := map[string]string{}
+	for k, b := range leakmatrix.Files() {
+		files[k] = string(b)
+	}
+	skilltest.WriteFiles(t, dir, files)
+	const key = "sk-partner-a-cli-2b7e4c19d0"
+	keys := filepath.Join(t.TempDir(), "keys.json")
+	writeKeys := func(doc string) {
+		if err := os.WriteFile(keys+".tmp", []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(keys+".tmp", keys); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeKeys(`{"keys":[{"id":"partner-a-cli","sha256":"` + apikey.Hash(key) + `","audiences":["partner-a"],"path":true}]}`)
+	origin := serveBuilt(t, dir, "--keys", keys, "--keys-refresh", "1s")
+	source := origin + routes.Capability(key, "")
+
+	idx := fetchIndex(t, source+routes.RFCIndex)
+	want := []string{"alpha-deploy", "open-notes", "shared-runbook", "team-wiki"} // partner-a's and the public one
+	if got := names(idx); !slices.Equal(got, want) {
+		t.Fatalf("the capability URL's index lists %v, want %v", got, want)
+	}
+	for _, e := range idx {
+		if !strings.HasPrefix(e.URL, source+"/") {
+			t.Fatalf("%s is fetched from %s, not under the capability URL", e.Name, e.URL)
+		}
+	}
+	if anon := names(fetchIndex(t, origin+routes.RFCIndex)); !slices.Equal(anon, []string{"open-notes"}) {
+		t.Fatalf("the anonymous index lists %v", anon)
+	}
+
+	proj := t.TempDir()
+	cli.run(t, proj, "add", source, "-a", "codex", "-y")
+	checkInstalled(t, proj, source, idx)
+
+	newVer := bump(t, dir, "skills/alpha-deploy.md", `version: "1.0"`, `version: "1.1"`)
+	waitFor(t, "the new version in the capability URL's index", func() bool {
+		return byName(fetchIndex(t, source+routes.RFCIndex))["alpha-deploy"].Digest == newVer.String()
+	})
+	cli.run(t, proj, "update", "-y")
+	idx = fetchIndex(t, source+routes.RFCIndex)
+	checkInstalled(t, proj, source, idx)
+	if b, err := os.ReadFile(filepath.Join(proj, ".agents", "skills", "alpha-deploy", "SKILL.md")); err != nil || !newVer.Verify(b) {
+		t.Fatalf("alpha-deploy after skills update: not the new version (%v)", err)
+	}
+
+	writeKeys(`{"keys":[]}`)
+	waitFor(t, "the revoked key's capability URL refused", func() bool {
+		resp, err := http.Get(source + routes.RFCIndex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized
+	})
+	other := t.TempDir()
+	if out, err := cli.try(t, other, "add", source, "-a", "codex", "-y"); err == nil {
+		if dirs, _ := os.ReadDir(filepath.Join(other, ".agents", "skills")); len(dirs) > 0 {
+			t.Fatalf("after revocation skills add installed %d skills:\n%s", len(dirs), out)
+		}
+	}
+	out, _ := cli.try(t, proj, "update", "-y")
+	if b, err := os.ReadFile(filepath.Join(proj, ".agents", "skills", "alpha-deploy", "SKILL.md")); err != nil || !newVer.Verify(b) {
+		t.Fatalf("skills update after revocation changed the installed copy (%v):\n%s", err, out)
+	}
 }
