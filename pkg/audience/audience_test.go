@@ -125,3 +125,16 @@ func TestClassesAreBounded(t *testing.T) {
 		t.Errorf("one group of eight: %v, %v; want 3 classes", cl, err)
 	}
 }
+
+func TestClassifierAgreesWithGroups(t *testing.T) {
+	g := audience.GroupsOf(audience.NewSet("a"), audience.NewSet("a", "b"), audience.NewSet("c"))
+	k := audience.NewClassifier(g)
+	for _, c := range []audience.Caller{audience.Anonymous, caller(), caller("a"), caller("b", "z"), caller("c"), caller("b", "c"), audience.Unrestricted} {
+		if got, want := k.Class(c), g.Class(c); got.Key() != want.Key() {
+			t.Errorf("%+v: Classifier %v, Groups %v", c, got, want)
+		}
+	}
+	if got := audience.NewClassifier(nil).Class(caller("a")); got.Key() != "+" {
+		t.Errorf("no groups: %v, want the class of any key", got)
+	}
+}

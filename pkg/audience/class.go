@@ -145,3 +145,56 @@ func (g Groups) Classes(max int) ([]Class, error) {
 	slices.SortFunc(out[1:], func(a, b Class) int { return strings.Compare(a.Key(), b.Key()) })
 	return out, nil
 }
+
+// Classifier tells callers' classes in one document decided by Groups, at
+// a cost per call of a pass over the groups and their audiences: build one
+// per document and revision (the request path asks it on every request).
+type Classifier struct {
+	groups Groups
+	names  []string
+	masks  []uint64 // by name: the groups holding it, when there are at most 64
+}
+
+// NewClassifier prepares g's classes.
+func NewClassifier(g Groups) *Classifier {
+	k := &Classifier{groups: g, names: g.names()}
+	if len(g) <= 64 {
+		k.masks = make([]uint64, len(k.names))
+		for j, a := range k.names {
+			for i, s := range g {
+				if s.Contains(a) {
+					k.masks[j] |= 1 << i
+				}
+			}
+		}
+	}
+	return k
+}
+
+// Groups are the groups the classifier was built from.
+func (k *Classifier) Groups() Groups { return k.groups }
+
+// Class is Groups.Class.
+func (k *Classifier) Class(c Caller) Class {
+	switch {
+	case !c.Authenticated:
+		return Class{}
+	case len(k.groups) == 0:
+		return Class{Authenticated: true}
+	case k.masks == nil:
+		return k.groups.Class(c)
+	}
+	var met uint64
+	for i, s := range k.groups {
+		if c.Meets(s) {
+			met |= 1 << i
+		}
+	}
+	var out Set
+	for j, m := range k.masks {
+		if m&^met == 0 {
+			out = append(out, k.names[j])
+		}
+	}
+	return Class{Authenticated: true, Audiences: out}
+}

@@ -31,7 +31,7 @@ type View struct {
 	// revoked lists the gone versions, each with its entry (for who may see it).
 	revoked []goneFor
 	gates   map[string]*Listing // the listings, for their audiences
-	groups  map[Scope]audience.Groups
+	classes map[Scope]*audience.Classifier
 }
 
 type goneFor struct {
@@ -130,14 +130,15 @@ func compile(skills, subagents []*Entry, listings map[string]*Listing, docs []Do
 			}
 		}
 	}
-	v.groups = map[Scope]audience.Groups{ScopeSkills: groupsOf(v.skills, nil), ScopeSubagents: groupsOf(v.subagents, nil)}
-	var all []audience.Set
+	top := groupsOf(v.skills, nil)
+	v.classes = map[Scope]*audience.Classifier{ScopeSkills: audience.NewClassifier(top), ScopeSubagents: audience.NewClassifier(groupsOf(v.subagents, nil))}
+	all := []audience.Set(top)
 	for name, members := range v.listings {
 		g := groupsOf(members, v.gates[name].Audiences)
-		v.groups[ListingScope(name)] = g
+		v.classes[ListingScope(name)] = audience.NewClassifier(g)
 		all = append(all, g...)
 	}
-	v.groups[ScopeAll] = audience.GroupsOf(append(all, v.groups[ScopeSkills]...)...)
+	v.classes[ScopeAll] = audience.NewClassifier(audience.GroupsOf(all...))
 	return v
 }
 
@@ -217,11 +218,11 @@ func (c *Catalog) Groups(scope Scope) audience.Groups {
 // Class is the caller's class in scope: what caches and stored documents
 // of the scope are keyed by.
 func (v *View) Class(scope Scope, c audience.Caller) audience.Class {
-	return v.groups[scope].Class(c)
+	if k := v.classes[scope]; k != nil {
+		return k.Class(c)
+	}
+	return audience.Groups(nil).Class(c) // an unknown listing: nothing to tell
 }
-
-// Groups are the audiences that decide what a caller sees in scope.
-func (v *View) Groups(scope Scope) audience.Groups { return v.groups[scope] }
 
 // Revision is the catalog revision the view was compiled from.
 func (v *View) Revision() int64 { return v.revision }
