@@ -1,0 +1,172 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/audience"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/feeddoc"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
+	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+// audienceKeys are named keys of the tests below, by id: each id is its
+// key's audiences.
+var audienceKeys = map[string][]string{"a": {"partner-a"}, "b": {"partner-b"}, "ab": {"partner-a", "partner-b"}, "none": nil, "all": {"*"}}
+
+func audienceStore(t testing.TB) apikey.Set {
+	t.Helper()
+	var entries []string
+	for id, aud := range audienceKeys {
+		q := make([]string, len(aud))
+		for i, a := range aud {
+			q[i] = `"` + a + `"`
+		}
+		entries = append(entries, fmt.Sprintf(`{"id":%q,"sha256":%q,"audiences":[%s],"path":true}`, id, apikey.Hash("sk-"+id+"-key"), strings.Join(q, ",")))
+	}
+	s, err := apikey.Parse(`{"keys":[` + strings.Join(entries, ",") + `]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestStoredDocumentsPerClass: the indexer stores the large documents once
+// per class of caller (anonymous, and each audience set the config can
+// tell apart), and every caller is answered the stored document of its
+// class, byte for byte the document rendered for it alone.
+func TestStoredDocumentsPerClass(t *testing.T) {
+	st := store.NewVersionedMemory()
+	ctx := context.Background()
+	var cfg strings.Builder
+	cfg.WriteString("version: 1\nskills:\n")
+	for i := range 400 {
+		name := fmt.Sprintf("skill-%04d", i)
+		body := fmt.Sprintf("---\nname: %s\ndescription: %s\n---\nBody.\n", name, strings.Repeat(fmt.Sprintf("Skill %d does one careful thing. ", i), 8))
+		if _, err := st.Put(ctx, "skills/"+name+".md", []byte(body), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		switch i % 4 {
+		case 1:
+			fmt.Fprintf(&cfg, "  - name: %s\n    audiences: [partner-a]\n", name)
+		case 2:
+			fmt.Fprintf(&cfg, "  - name: %s\n    audiences: [partner-b]\n", name)
+		case 3:
+			fmt.Fprintf(&cfg, "  - name: %s\n    visibility: authenticated\n", name)
+		}
+	}
+	if _, err := st.Put(ctx, "agent-skills.yaml", []byte(cfg.String()), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	origin, _ := url.Parse("https://skills.example.com")
+	ix, err := indexer.New(indexer.Config{Store: st, Origins: []*url.URL{origin}, MinStoredDocument: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := catalog.Load(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var classes []string
+	for _, d := range c.Documents {
+		if d.Path == routes.RFCIndex {
+			classes = append(classes, d.Class().String())
+		}
+	}
+	// anonymous, any key, partner-a, partner-b, both.
+	if want := "anonymous,authenticated,audiences partner-a,audiences partner-a,partner-b,audiences partner-b"; strings.Join(classes, ",") != want {
+		t.Fatalf("stored RFC indexes for %v, want %s", classes, want)
+	}
+	h := newHarness(t, st, func(c *Config) { c.Keys = audienceStore(t) })
+	v := catalog.Compile(c, "")
+	for id, aud := range map[string][]string{"": nil, "a": audienceKeys["a"], "b": audienceKeys["b"], "ab": audienceKeys["ab"], "none": nil, "all": nil} {
+		caller := audience.Anonymous
+		var hdr []string
+		if id != "" {
+			caller = audience.Caller{Authenticated: true, All: id == "all", Audiences: audience.NewSet(aud...)}
+			hdr = []string{bearer("sk-" + id + "-key")}
+		}
+		for path, want := range map[string][]byte{
+			routes.RFCIndex: feeddoc.Render(discovery.TopLevel(v, caller, origin), feeddoc.StoredLevel).Body,
+			routes.AllPage(routes.SkillFeed): feeddoc.Render((&manifest.Feed{View: v, Caller: caller}).Page(catalog.KindSkill, manifest.Range{}),
+				feeddoc.StoredLevel).Body,
+		} {
+			w := h.do(http.MethodGet, path, hdr...)
+			if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), want) {
+				t.Errorf("key %q, %s: status %d, %d bytes; want the %d bytes rendered for it", id, path, w.Code, w.Body.Len(), len(want))
+			}
+			if d := c.Document(discovery.Origin(origin), path, caller); path == routes.RFCIndex && d == nil {
+				t.Errorf("key %q: no stored index for its class", id)
+			}
+		}
+	}
+}
+
+// TestCapabilityURLs: under /k/<key>/ the RFC feed is answered as for the
+// key (the documents' URLs under it too), with Referrer-Policy no-referrer
+// and Cache-Control private; nothing else is served there; a key that is
+// not a path key, a path with a header too, and an unknown key are 401;
+// and the key never reaches the log, where the path names the key's id.
+func TestCapabilityURLs(t *testing.T) {
+	st := store.NewMemory()
+	standardBucket(t, st)
+	keys, err := apikey.Parse(`{"keys":[{"id":"cli","sha256":"` + apikey.Hash(goodKey) + `","path":true},` +
+		`{"id":"header-only","sha256":"` + apikey.Hash(otherKey) + `"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, func(c *Config) { c.Keys = keys })
+	k := routes.Capability(goodKey, "")
+	idx := h.do(http.MethodGet, k+routes.RFCIndex)
+	if idx.Code != http.StatusOK || idx.Header().Get("Referrer-Policy") != "no-referrer" || !strings.HasPrefix(idx.Header().Get("Cache-Control"), "private") {
+		t.Fatalf("index: %d, Referrer-Policy %q, Cache-Control %q", idx.Code, idx.Header().Get("Referrer-Policy"), idx.Header().Get("Cache-Control"))
+	}
+	if !strings.Contains(idx.Body.String(), `"url":"https://skills.example.com`+k+`/skills/secret-rotation/SKILL.md"`) {
+		t.Fatalf("the index does not point under the capability URL, or hides the authenticated skill: %s", idx.Body)
+	}
+	art := h.do(http.MethodGet, k+"/skills/secret-rotation/SKILL.md")
+	if art.Code != http.StatusOK || art.Header().Get("Cache-Control") != ccPrivate || art.Header().Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("artifact: %d, Cache-Control %q", art.Code, art.Header().Get("Cache-Control"))
+	}
+	if pub := h.do(http.MethodGet, k+"/skills/bundle-zip.zip"); pub.Code != http.StatusOK || pub.Header().Get("Cache-Control") != ccPrivate {
+		t.Errorf("a public artifact under the key: %d, Cache-Control %q, want private", pub.Code, pub.Header().Get("Cache-Control"))
+	}
+	for _, p := range []string{routes.Manifest, routes.SkillAPI, routes.MCP, "", "/"} {
+		if w := h.do(http.MethodGet, k+p); w.Code != http.StatusNotFound || w.Header().Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("%s under the key: %d, want 404 with no referrer", p, w.Code)
+		}
+	}
+	for name, w := range map[string]interface{ Result() *http.Response }{
+		"a header-only key": h.do(http.MethodGet, routes.Capability(otherKey, routes.RFCIndex)),
+		"an unknown key":    h.do(http.MethodGet, routes.Capability("sk-unknown", routes.RFCIndex)),
+		"a header too":      h.do(http.MethodGet, k+routes.RFCIndex, bearer(goodKey)),
+		"no key":            h.do(http.MethodGet, routes.CapabilityPrefix),
+	} {
+		if r := w.Result(); r.StatusCode != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %d, want 401 with a challenge", name, r.StatusCode)
+		}
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, goodKey) || strings.Contains(logs, otherKey) {
+		t.Fatalf("a key is in the log:\n%s", logs)
+	}
+	for _, want := range []string{`"path":"/k/[cli]/.well-known/agent-skills/index.json"`, `"path":"/k/[header-only]/.well-known/agent-skills/index.json"`,
+		`"auth_failure":"not_a_path_key"`, `"event":"agent_skill.credential_refused","key_id":"header-only","reason":"not_a_path_key"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log has no %s", want)
+		}
+	}
+}
