@@ -93,6 +93,7 @@ type entrySummary struct {
 	PublishedAt time.Time `json:"publishedAt,omitzero"`
 	Type        string    `json:"type"`
 	Visibility  string    `json:"visibility"`
+	Audiences   []string  `json:"audiences,omitempty"`
 	Versions    int       `json:"versions"`
 	Source      string    `json:"source"`
 	Withdrawn   bool      `json:"withdrawn"`
@@ -238,7 +239,7 @@ func entries(list []*catalog.Entry, all bool, shared map[*catalog.Entry][]catalo
 		}
 		sum := entrySummary{
 			ID: e.ID(), Name: e.Name, Listing: e.Listing, Latest: e.Latest, Visibility: string(e.Visibility),
-			Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
+			Audiences: e.Audiences, Versions: e.VersionCount(), Source: e.Source, Withdrawn: e.Withdrawn, ExternalURL: e.ExternalURL,
 			Listings: e.Listings, Contenders: e.Contenders, Served: e.Served(), HiddenElsewhere: shared[e],
 		}
 		if v := e.LatestVersion(); v != nil {
@@ -407,6 +408,9 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 				notes = append(notes, "withdrawn")
 			} else if !e.Served {
 				notes = append(notes, "no version in service")
+			}
+			if len(e.Audiences) > 0 {
+				notes = append(notes, "audiences "+strings.Join(e.Audiences, ","))
 			}
 			if e.ExternalURL != "" {
 				notes = append(notes, "external "+printable(e.ExternalURL))
