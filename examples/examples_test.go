@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/pack"

@@ -5,12 +5,12 @@ import (
 	"compress/gzip"
 	"context"
 	"flag"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"

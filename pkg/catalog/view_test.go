@@ -1,11 +1,11 @@
 package catalog
 
 import (
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"testing"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 )
 

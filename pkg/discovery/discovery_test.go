@@ -2,13 +2,13 @@ package discovery
 
 import (
 	"encoding/json"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 )

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/catalogtest"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/feeddoc"
 )

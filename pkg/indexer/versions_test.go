@@ -2,12 +2,12 @@ package indexer
 
 import (
 	"context"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/store"

@@ -2,10 +2,10 @@ package manifest
 
 import (
 	"encoding/json"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )

@@ -2,13 +2,13 @@ package manifest
 
 import (
 	"fmt"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"testing"
 	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 )

@@ -3,13 +3,13 @@ package manifest
 import (
 	"encoding/json"
 	"errors"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 

@@ -1,12 +1,12 @@
 package manifest
 
 import (
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/catalogtest"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 )
 

@@ -4,12 +4,12 @@ package server
 
 import (
 	"context"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/awstest"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"github.com/skilldrop/skilldrop/pkg/audience"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -358,7 +358,7 @@ func checkUnservablePins(t *testing.T, st, byVersion store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Document("https://skills.example.com", routes.RFCIndex, false)
+	d := c.Document("https://skills.example.com", routes.RFCIndex, audience.Anonymous)
 	counted := &versionGets{Store: st, byVersion: byVersion}
 	p := &fakePresigner{}
 	direct := newHarness(t, counted, func(c *Config) { c.Presigner = p })
