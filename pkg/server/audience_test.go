@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -149,14 +150,14 @@ func TestCapabilityURLs(t *testing.T) {
 			t.Errorf("%s under the key: %d, want 404 with no referrer", p, w.Code)
 		}
 	}
-	for name, w := range map[string]interface{ Result() *http.Response }{
+	for name, w := range map[string]*httptest.ResponseRecorder{
 		"a header-only key": h.do(http.MethodGet, routes.Capability(otherKey, routes.RFCIndex)),
 		"an unknown key":    h.do(http.MethodGet, routes.Capability("sk-unknown", routes.RFCIndex)),
 		"a header too":      h.do(http.MethodGet, k+routes.RFCIndex, bearer(goodKey)),
 		"no key":            h.do(http.MethodGet, routes.CapabilityPrefix),
 	} {
-		if r := w.Result(); r.StatusCode != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") == "" {
-			t.Errorf("%s: %d, want 401 with a challenge", name, r.StatusCode)
+		if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %d, want 401 with a challenge", name, w.Code)
 		}
 	}
 	logs := h.logs.String()

@@ -1,6 +1,7 @@
 package skillsconfig
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -78,8 +79,8 @@ func TestAudiencesRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte("version: 1\n" + tc.doc))
-			e, ok := err.(*Error)
-			if !ok || e.Field != tc.field || !strings.Contains(e.Msg, tc.msg) || e.Code() != CodeInvalidConfig {
+			var e *Error
+			if !errors.As(err, &e) || e.Field != tc.field || !strings.Contains(e.Msg, tc.msg) || e.Code() != CodeInvalidConfig {
 				t.Fatalf("err = %v, want invalid_config at %s saying %q", err, tc.field, tc.msg)
 			}
 		})
