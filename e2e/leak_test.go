@@ -82,7 +82,18 @@ func TestLeakMatrixThroughTheRuntimeAPI(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	leakmatrix.Run(t, func(leakmatrix.Caller) leakmatrix.Do { return do }, func(leakmatrix.Caller) leakmatrix.Do {
+	param, err := ssmparam.New(ssm.NewFromConfig(cfg), parameter, apikey.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := apikey.ParseSet(leakmatrix.LegacyHashes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	filtered := func(c leakmatrix.Caller) leakmatrix.Do {
+		return leakmatrix.Filtered(t, store.NewS3(cfg, bucket), c, apikey.Union(param, legacy), gatewayOrigin, buildinfo.Version())
+	}
+	fresh := func(leakmatrix.Caller) leakmatrix.Do {
 		ref := freshAPI(t, cfg, bucket, parameter)
 		m := 0
 		return func(r leakmatrix.Request) leakmatrix.Response {
@@ -99,7 +110,8 @@ func TestLeakMatrixThroughTheRuntimeAPI(t *testing.T) {
 				return out
 			}, r, m)
 		}
-	})
+	}
+	leakmatrix.Run(t, func(leakmatrix.Caller) leakmatrix.Do { return do }, fresh, filtered)
 
 	log := fn.out.String()
 	for _, c := range leakmatrix.Callers() {

@@ -12,6 +12,8 @@ import (
 	"github.com/skilldrop/skilldrop/internal/leakmatrix"
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
+	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // servedMatrix is `skilldrop serve` of a copy of the leak matrix's bucket
@@ -117,8 +119,20 @@ func TestLeakMatrixThroughServe(t *testing.T) {
 	shared.writeKeys(t, false)
 	eventually(t, "the revoked key is refused within the key file's refresh", func() bool { return do(revoked).Status == http.StatusUnauthorized })
 
+	keys, err := serveKeys(leakmatrix.LegacyHashes(), shared.keys, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	leakmatrix.Run(t, func(leakmatrix.Caller) leakmatrix.Do { return do },
-		func(leakmatrix.Caller) leakmatrix.Do { return serveMatrix(t, false, shared).do(t) })
+		func(leakmatrix.Caller) leakmatrix.Do { return serveMatrix(t, false, shared).do(t) },
+		func(c leakmatrix.Caller) leakmatrix.Do {
+			st, err := store.NewDir(shared.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = st.Close() }()
+			return leakmatrix.Filtered(t, st, c, keys, "https://skills.example.com", buildinfo.Version())
+		})
 
 	log := shared.stderr.String()
 	for _, c := range leakmatrix.Callers() {

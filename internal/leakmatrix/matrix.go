@@ -185,16 +185,21 @@ func cursor(uri string) string {
 
 // Run asks every caller every request of the matrix through do (one
 // server that answers them all, in turn, so its caches hold every class
-// at once) and holds each answer to what fresh(caller) answers (a server
-// that has answered nothing else, asked with the caller's twin: another
-// key of the same audiences), byte for byte, and to the caller's
-// expectations: exactly its skills in the indexes and listings, 401 for a
-// refused one, and every hidden entry answered as the ghost, which does
-// not exist.
-func Run(t *testing.T, do func(c Caller) Do, fresh func(c Caller) Do) {
+// at once) and holds each answer, byte for byte, to what fresh(caller)
+// answers (a server that has answered nothing else, asked with the
+// caller's twin: another key of the same audiences) and to what
+// filtered(caller) answers (a fresh server over a catalog holding only
+// what the caller may see), and to the caller's expectations: exactly its
+// skills in the indexes and listings, 401 for a refused one, and every
+// hidden entry answered as the ghost, which does not exist.
+func Run(t *testing.T, do, fresh, filtered func(c Caller) Do) {
 	for _, c := range Callers() {
 		t.Run(c.String(), func(t *testing.T) {
 			warm, cold := do(c), fresh(c)
+			var only Do
+			if !c.Refused {
+				only = filtered(c)
+			}
 			reqs, twins := c.Requests(c.Key), c.Requests(c.Twin)
 			got := make([]Response, len(reqs))
 			for i, r := range reqs {
@@ -202,6 +207,11 @@ func Run(t *testing.T, do func(c Caller) Do, fresh func(c Caller) Do) {
 				want := cold(twins[i])
 				if !same(got[i], want, c.Key, c.Twin) {
 					t.Errorf("%s %s: %s\nthe fresh render for the caller's set: %s", r.Method, redact(r.Target, c.Key), describe(got[i]), describe(want))
+				}
+				if only != nil {
+					if w := only(r); !same(got[i], w, c.Key, c.Key) {
+						t.Errorf("%s %s: %s\nover a catalog of only what the caller may see: %s", r.Method, redact(r.Target, c.Key), describe(got[i]), describe(w))
+					}
 				}
 				if c.Refused && got[i].Status != http.StatusUnauthorized {
 					t.Errorf("%s %s: status %d, want 401 for a refused key", r.Method, redact(r.Target, c.Key), got[i].Status)
