@@ -127,10 +127,8 @@ type key struct {
 	expires    string
 }
 
-// Now is the instant the store's expiries are judged against: the expired
-// key expired before it, the others expire after it (or never).
-func Now() time.Time { return time.Now() }
-
+// keys are the store's keys: the expired one expired an hour ago, key-a
+// expires in ten days, the others never.
 func keys() []key {
 	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	future := time.Now().Add(240 * time.Hour).UTC().Format(time.RFC3339)
@@ -305,7 +303,7 @@ func (c Caller) Hidden() []string {
 // Listings are the fixture's listing names, and one that does not exist.
 func Listings() []string { return []string{"alpha", "partners", "no-such-listing"} }
 
-// Visible is the entries the caller sees: every name of the fixture.
+// names are every name of the fixture, and the ghost's.
 func names() []string {
 	out := []string{Ghost}
 	for _, e := range entries {

@@ -171,9 +171,6 @@ func NewClassifier(g Groups) *Classifier {
 	return k
 }
 
-// Groups are the groups the classifier was built from.
-func (k *Classifier) Groups() Groups { return k.groups }
-
 // Class is Groups.Class.
 func (k *Classifier) Class(c Caller) Class {
 	switch {
