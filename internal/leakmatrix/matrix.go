@@ -335,6 +335,9 @@ func same(a, b Response, key, twin string) bool {
 		return false
 	}
 	for _, h := range compared {
+		if h == "Content-Length" && (a.Header.Get(h) == "" || b.Header.Get(h) == "") {
+			continue // whether a transport adds it to a body it was not told the length of; the bodies are equal
+		}
 		if a.Header.Get(h) != b.Header.Get(h) {
 			// Content-Length and ETag follow the body, which a key in a
 			// path changes by its length only.
