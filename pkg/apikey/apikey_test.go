@@ -558,7 +558,7 @@ func BenchmarkCheck(b *testing.B) {
 func TestNamedFindsTheHashesOfAKeyIDInTheCurrentSet(t *testing.T) {
 	ctx := context.Background()
 	src := &countingSource{set: mustSet(t, keyA, keyB)}
-	v := apikey.NewVerifier(src)
+	v := apikey.NewVerifier(src, nil)
 	got, err := v.Named(ctx, apikey.KeyID(keyA))
 	if err != nil || len(got) != 1 || got[0] != apikey.Hash(keyA) {
 		t.Errorf("Named(keyA's id) = %q, %v; want keyA's hash", got, err)
@@ -571,10 +571,10 @@ func TestNamedFindsTheHashesOfAKeyIDInTheCurrentSet(t *testing.T) {
 		t.Errorf("Named(a revoked key's id) = %q; want none", got)
 	}
 	down := errors.New("down")
-	if _, err := apikey.NewVerifier(&countingSource{err: down}).Named(ctx, apikey.KeyID(keyA)); !errors.Is(err, apikey.ErrUnavailable) {
+	if _, err := apikey.NewVerifier(&countingSource{err: down}, nil).Named(ctx, apikey.KeyID(keyA)); !errors.Is(err, apikey.ErrUnavailable) {
 		t.Errorf("Named over a failing source: %v; want ErrUnavailable", err)
 	}
-	if got, err := apikey.NewVerifier(nil).Named(ctx, apikey.KeyID(keyA)); err != nil || got != nil {
+	if got, err := apikey.NewVerifier(nil, nil).Named(ctx, apikey.KeyID(keyA)); err != nil || got != nil {
 		t.Errorf("Named without keys = %q, %v", got, err)
 	}
 }

@@ -333,14 +333,15 @@ func (s Set) ByID(id string) (Key, bool) {
 }
 
 // Named returns the configured hashes (lowercase hex) of the keys whose
-// KeyID is id: usually one, more only when two keys share an id's 32
-// bits. A browser session names its key by id and checks itself against
-// these on every use, so removing a key's hash ends its sessions too.
+// ID is id: usually one (a bare hash's id is 32 bits of its hash, which two
+// may share). A browser session names its key by id and checks itself
+// against these on every use, so removing a key's hash ends its sessions
+// too.
 func (s Set) Named(id string) []string {
 	var out []string
-	for _, h := range s.hashes {
-		if x := hex.EncodeToString(h[:]); x[:len(KeyID(""))] == id {
-			out = append(out, x)
+	for _, k := range s.keys {
+		if k.ID == id {
+			out = append(out, hex.EncodeToString(k.hash[:]))
 		}
 	}
 	return out

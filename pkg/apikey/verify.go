@@ -227,14 +227,8 @@ func (v *Verifier) Verify(ctx context.Context, h http.Header) (Result, error) {
 // Named is Set.Named over the Source's current set. An error wraps
 // ErrUnavailable, as Verify's do.
 func (v *Verifier) Named(ctx context.Context, id string) ([]string, error) {
-	if v.src == nil {
-		return nil, nil
-	}
-	set, err := v.src.Hashes(ctx)
+	set, err := v.keys(ctx)
 	if err != nil {
-		if !errors.Is(err, ErrUnavailable) {
-			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
 		return nil, err
 	}
 	return set.Named(id), nil

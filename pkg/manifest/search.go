@@ -23,10 +23,7 @@ type collectionIndex struct {
 	once    sync.Once
 	entries []*catalog.Entry // by position in the index
 	index   *search.Index
-	// reps holds an entry of each search group but 0 (public): the
-	// entries of a group share their visibility and audiences, so a caller
-	// may see the group when it may see its representative.
-	reps []*catalog.Entry
+	groups  *SearchGroups
 }
 
 // NewSearchIndex returns the (not yet built) search index of v.
@@ -40,33 +37,56 @@ func (s *SearchIndex) search(c *collection, q search.Query, caller audience.Call
 	}
 	ci.once.Do(func() {
 		ci.entries = c.list(s.view, audience.Unrestricted)
-		items := make([]search.Item, len(ci.entries))
-		group := map[string]int32{}
-		ci.reps = []*catalog.Entry{nil}
-		for i, e := range ci.entries {
-			items[i] = search.Item{Name: e.Name, Description: e.EffectiveDescription()}
-			if e.VisibleTo(audience.Anonymous) {
-				continue
-			}
-			key := e.Audiences.String()
-			g, ok := group[key]
-			if !ok {
-				g = int32(len(ci.reps))
-				group[key] = g
-				ci.reps = append(ci.reps, e)
-			}
-			items[i].Group = g
-		}
+		var items []search.Item
+		items, ci.groups = SearchItems(ci.entries)
 		ci.index = search.NewIndex(items)
 	})
-	visible := make(search.Visible, len(ci.reps))
-	for g, e := range ci.reps[1:] {
-		visible[g+1] = e.VisibleTo(caller)
-	}
-	pos := ci.index.Search(q, visible, skip, take)
+	pos := ci.index.Search(q, ci.groups.Visible(caller), skip, take)
 	out := make([]*catalog.Entry, len(pos))
 	for i, p := range pos {
 		out[i] = ci.entries[p]
 	}
 	return out
+}
+
+// SearchGroups tells which of the search groups SearchItems made a caller
+// may see.
+type SearchGroups struct {
+	// reps holds an entry of each group but 0 (the public entries): the
+	// entries of a group share their visibility and audiences, so a
+	// caller may see the group when it may see its representative.
+	reps []*catalog.Entry
+}
+
+// SearchItems is entries as a search.Index indexes them, each in the
+// group of the entries a caller sees with it (public ones in group 0).
+func SearchItems(entries []*catalog.Entry) ([]search.Item, *SearchGroups) {
+	items := make([]search.Item, len(entries))
+	g := &SearchGroups{reps: []*catalog.Entry{nil}}
+	group := map[string]int32{}
+	for i, e := range entries {
+		items[i] = search.Item{Name: e.Name, Description: e.EffectiveDescription()}
+		if e.VisibleTo(audience.Anonymous) {
+			continue
+		}
+		key := e.Audiences.String()
+		id, ok := group[key]
+		if !ok {
+			id = int32(len(g.reps))
+			group[key] = id
+			g.reps = append(g.reps, e)
+		}
+		items[i].Group = id
+	}
+	return items, g
+}
+
+// Visible is what of the groups the caller may see (Entry.VisibleTo of
+// each group's representative).
+func (g *SearchGroups) Visible(c audience.Caller) search.Visible {
+	v := make(search.Visible, len(g.reps))
+	for i, e := range g.reps[1:] {
+		v[i+1] = e.VisibleTo(c)
+	}
+	return v
 }

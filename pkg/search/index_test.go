@@ -156,8 +156,8 @@ func TestIndexHidesItemsOfGroupsTheCallerMayNotSee(t *testing.T) {
 	if got := x.Search(Parse("secrets"), Visible{true, true, true}, 0, 10); !slices.Equal(got, []int{1, 3}) {
 		t.Errorf("every group = %v, want [1 3]", got)
 	}
-	if a, b := x.Count(false), x.Count(true); a != 2 || b != 3 {
-		t.Errorf("Count = %d anonymous, %d authenticated; want 2 and 3", a, b)
+	if a, b, c, all := x.Count(nil), x.Count(Visible{false, true}), x.Count(Visible{false, false, true}), x.Count(Visible{true, true, true}); a != 2 || b != 3 || c != 3 || all != 4 {
+		t.Errorf("Count = %d anonymous, %d group 1, %d group 2, %d every group; want 2, 3, 3, 4", a, b, c, all)
 	}
 }
 

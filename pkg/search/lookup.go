@@ -339,11 +339,14 @@ func (x *Index) positions(ids []int32) []int {
 	return out
 }
 
-// Count is how many items the zero Query finds for a caller: every item
-// when authenticated, else those that are not Restricted.
-func (x *Index) Count(authenticated bool) int {
-	if authenticated {
-		return len(x.visible[1])
+// Count is how many items the zero Query finds for a caller who may see
+// visible.
+func (x *Index) Count(visible Visible) int {
+	switch {
+	case visible.all(x.groups):
+		return len(x.all)
+	case len(visible) <= 1:
+		return len(x.open)
 	}
-	return len(x.visible[0])
+	return len(x.admitted(visible, len(x.all)))
 }

@@ -3,12 +3,16 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/audience"
@@ -170,4 +174,71 @@ func TestCapabilityURLs(t *testing.T) {
 			t.Errorf("the log has no %s", want)
 		}
 	}
+}
+
+// TestCatalogSessionsSeeTheirKeysAudiences: a web catalog session is its
+// key's caller, audiences included, as the key store says now: it lists
+// what the feeds give the key, and ends when the key expires.
+func TestCatalogSessionsSeeTheirKeysAudiences(t *testing.T) {
+	st := store.NewMemory()
+	b := standardBucket(t, st)
+	b.cat.Skills["secret-rotation"].Audiences = audience.NewSet("partner-b")
+	withFiles(b)
+	b.publish()
+	now := newClock().Now()
+	store := func(expires string) apikey.Set {
+		s, err := apikey.Parse(`{"keys":[{"id":"partner-a","sha256":"` + apikey.Hash(goodKey) + `","audiences":["partner-a"]` + expires + `},` +
+			`{"id":"partner-b","sha256":"` + apikey.Hash(otherKey) + `","audiences":["partner-b"]}]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	keys := &swappable{set: store("")}
+	h := newHarness(t, st, func(c *Config) { c.Keys, c.SessionSecret = keys, testSecret })
+	for key, sees := range map[string]bool{goodKey: false, otherKey: true} {
+		page := listed(t, h.do(http.MethodGet, "/catalog/?kind=skill", cookieHeader(signIn(t, h, key))))
+		feed := fetchIndexNames(t, h, key)
+		if slices.Contains(page, "secret-rotation") != sees || slices.Contains(feed, "secret-rotation") != sees {
+			t.Errorf("key %s: the catalog lists %v, the feed %v; want secret-rotation there: %v", key[:12], page, feed, sees)
+		}
+	}
+	c := cookieHeader(signIn(t, h, goodKey))
+	keys.swap(store(`,"expires":"` + now.Add(-time.Second).Format(time.RFC3339) + `"`))
+	if w := h.do(http.MethodGet, "/catalog/", c); !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") && !strings.Contains(w.Header().Get("Set-Cookie"), "Expires=") {
+		t.Errorf("after the key expired the session cookie was not cleared: %q", w.Header().Get("Set-Cookie"))
+	}
+}
+
+// swappable is a key store a test replaces.
+type swappable struct {
+	mu  sync.Mutex
+	set apikey.Set
+}
+
+func (s *swappable) Hashes(context.Context) (apikey.Set, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.set, nil
+}
+
+func (s *swappable) swap(set apikey.Set) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.set = set
+}
+
+// fetchIndexNames is the RFC index's names for a key.
+func fetchIndexNames(t *testing.T, h *harness, key string) []string {
+	t.Helper()
+	w := h.do(http.MethodGet, routes.RFCIndex, bearer(key))
+	var idx discovery.Index
+	if err := json.Unmarshal(w.Body.Bytes(), &idx); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range idx.Skills {
+		out = append(out, s.Name)
+	}
+	return out
 }

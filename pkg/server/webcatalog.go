@@ -72,15 +72,15 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 	if !ok {
 		return
 	}
-	c := &web{base: base, secure: secureOrigin(base), keyID: rq.keyID}
+	c := &web{base: base, secure: secureOrigin(base), keyID: rq.caller.KeyID}
 	if page.Kind == routes.CatalogAsset {
 		s.serveAsset(w, r, c, page.Name)
 		return
 	}
-	if !rq.authenticated && !s.openSession(w, r, rq, c) {
+	if !rq.caller.Authenticated && !s.openSession(w, r, rq, c) {
 		return
 	}
-	if !rq.authenticated {
+	if !rq.caller.Authenticated {
 		c.keyID = ""
 	}
 	post := r.Method == http.MethodPost
@@ -138,7 +138,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, rq *request, 
 		s.unavailablePage(w, r, c)
 		return
 	}
-	site := &webcatalog.Site{View: v, Index: snap.webIndex(), Authenticated: rq.authenticated, Base: c.base, KeyID: c.keyID}
+	site := &webcatalog.Site{View: v, Index: snap.webIndex(), Caller: rq.caller, Base: c.base, KeyID: c.keyID}
 	switch page.Kind {
 	case routes.CatalogList, routes.CatalogListingPage:
 		q, err := webcatalog.ParseListQuery(r.URL.RawQuery)
@@ -227,7 +227,21 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request
 		c.notice = "Your session has ended: sign in again to see what needs a key."
 		return true
 	}
-	rq.authenticated, rq.keyID, rq.session = true, sess.KeyID, true
+	// The key the session is bound to is still configured; it must also be
+	// unexpired, and it decides the audiences, as the store says now.
+	caller, ok, err := s.CallerByKeyID(r.Context(), sess.KeyID)
+	switch {
+	case err != nil:
+		rq.log.Error("api key store unavailable", "error", err)
+		s.unavailablePage(w, r, c)
+		return false
+	case !ok:
+		rq.keyID, rq.authReason = sess.KeyID, "session: "+apikey.ReasonExpired
+		http.SetCookie(w, websession.Clear(c.secure))
+		c.notice = "Your session has ended: sign in again to see what needs a key."
+		return true
+	}
+	rq.caller, rq.session = caller, true
 	c.keyID = sess.KeyID
 	return true
 }

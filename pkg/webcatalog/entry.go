@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
@@ -89,7 +90,7 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 	}
 	p = EntryPage{
 		L: NewLayout(e.Name, s.Base, s.KeyID), Name: e.Name, Kind: kindLabel(e.Kind), Listing: e.Listing,
-		Description: e.EffectiveDescription(), Private: !e.VisibleTo(false),
+		Description: e.EffectiveDescription(), Private: !e.VisibleTo(audience.Anonymous),
 		Version: ver.Label, Published: ver.PublishedAt.UTC().Format(time.DateTime + " UTC"),
 		PublishedISO: ver.PublishedAt.UTC().Format(time.RFC3339),
 		Type:         string(ver.Type), Size: bytesize.Format(ver.Size), Digest: ver.Digest.String(),
@@ -102,7 +103,7 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 		p.ListingHref = routes.CatalogListing(e.Listing)
 	}
 	for _, l := range e.Listings {
-		if _, ok := s.View.Listing(l, s.Authenticated); ok {
+		if _, ok := s.View.Listing(l, s.Caller); ok {
 			p.Listings = append(p.Listings, Link{Name: l, Href: routes.CatalogListing(l)})
 		}
 	}
@@ -137,11 +138,11 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 func (s *Site) lookup(kind catalog.Kind, listing, name string) *catalog.Entry {
 	switch {
 	case kind == catalog.KindSubagent:
-		return s.View.Subagent(name, s.Authenticated)
+		return s.View.Subagent(name, s.Caller)
 	case listing == "":
-		return s.View.Skill(name, s.Authenticated)
+		return s.View.Skill(name, s.Caller)
 	}
-	members, _ := s.View.Listing(listing, s.Authenticated)
+	members, _ := s.View.Listing(listing, s.Caller)
 	for _, e := range members {
 		if e.Listing == listing && e.Name == name {
 			return e
@@ -239,7 +240,7 @@ func frontmatter(raw json.RawMessage) []Field {
 // feed is the native feed over the same view and caller, for the URLs of
 // versions' bytes.
 func (s *Site) feed() *manifest.Feed {
-	return &manifest.Feed{View: s.View, Authenticated: s.Authenticated, Base: s.Base}
+	return &manifest.Feed{View: s.View, Caller: s.Caller, Base: s.Base}
 }
 
 // versionURL is where a version's bytes are served for good: the native

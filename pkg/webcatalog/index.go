@@ -5,7 +5,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/search"
 )
 
@@ -30,9 +32,10 @@ type Scope struct {
 }
 
 type scope struct {
-	once  sync.Once
-	rows  []*catalog.Entry // in the index's name order
-	index *search.Index
+	once   sync.Once
+	rows   []*catalog.Entry // in the index's name order
+	index  *search.Index
+	groups *manifest.SearchGroups
 }
 
 // NewIndex returns the (not yet built) index of v.
@@ -40,9 +43,9 @@ func NewIndex(v *catalog.View) *Index { return &Index{view: v, scopes: map[Scope
 
 // search returns a page of the entries of sc that the caller may see and
 // that match q (all of them in name order for the zero query).
-func (x *Index) search(sc Scope, q search.Query, authenticated bool, skip, take int) []*catalog.Entry {
+func (x *Index) search(sc Scope, q search.Query, c audience.Caller, skip, take int) []*catalog.Entry {
 	s := x.scope(sc)
-	pos := s.index.Search(q, authenticated, skip, take)
+	pos := s.index.Search(q, s.groups.Visible(c), skip, take)
 	out := make([]*catalog.Entry, len(pos))
 	for i, p := range pos {
 		out[i] = s.rows[p]
@@ -51,8 +54,9 @@ func (x *Index) search(sc Scope, q search.Query, authenticated bool, skip, take 
 }
 
 // count is how many entries of sc the caller may see.
-func (x *Index) count(sc Scope, authenticated bool) int {
-	return x.scope(sc).index.Count(authenticated)
+func (x *Index) count(sc Scope, c audience.Caller) int {
+	s := x.scope(sc)
+	return s.index.Count(s.groups.Visible(c))
 }
 
 // scope returns sc's rows and index, building them on first use. The
@@ -67,10 +71,8 @@ func (x *Index) scope(sc Scope) *scope {
 	x.mu.Unlock()
 	s.once.Do(func() {
 		s.rows = x.rows(sc)
-		items := make([]search.Item, len(s.rows))
-		for i, e := range s.rows {
-			items[i] = search.Item{Name: e.Name, Description: e.EffectiveDescription(), Restricted: !e.VisibleTo(false)}
-		}
+		var items []search.Item
+		items, s.groups = manifest.SearchItems(s.rows)
 		s.index = search.NewIndex(items)
 	})
 	return s
@@ -86,13 +88,13 @@ func (x *Index) rows(sc Scope) []*catalog.Entry {
 		if sc.Kind == catalog.KindSubagent {
 			return nil // listings hold skills only
 		}
-		members, _ := v.Listing(sc.Listing, true)
+		members, _ := v.Listing(sc.Listing, audience.Unrestricted)
 		return sortRows(slices.Clone(members))
 	}
 	if sc.Kind != catalog.KindSubagent {
-		out = append(out, v.Skills(true)...)
+		out = append(out, v.Skills(audience.Unrestricted)...)
 		for _, l := range v.ListingNames() {
-			members, _ := v.Listing(l, true)
+			members, _ := v.Listing(l, audience.Unrestricted)
 			for _, e := range members {
 				if e.Listing == l {
 					out = append(out, e)
@@ -101,7 +103,7 @@ func (x *Index) rows(sc Scope) []*catalog.Entry {
 		}
 	}
 	if sc.Kind != catalog.KindSkill {
-		out = append(out, v.Subagents(true)...)
+		out = append(out, v.Subagents(audience.Unrestricted)...)
 	}
 	return sortRows(out)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 )
@@ -17,7 +18,7 @@ const KeyVariable = "SKILLDROP_API_KEY"
 // configuration (skills MCP serves), and a download checked with sha256sum.
 func (s *Site) install(e *catalog.Entry, ver *catalog.Version) []Install {
 	o := origin(s.Base)
-	private := !e.VisibleTo(false)
+	private := !e.VisibleTo(audience.Anonymous)
 	var out []Install
 	if e.Kind == catalog.KindSkill {
 		cli := Install{ID: "install-cli", Title: "With the skills CLI"}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -33,9 +34,9 @@ type Site struct {
 	View *catalog.View
 	// Index is View's (NewIndex(View)), kept for as long as View is served.
 	Index *Index
-	// Authenticated decides what the caller sees, through View's accessors
+	// Caller decides what is shown, through View's accessors
 	// and Index's searches: the feeds' decision, made once by the server.
-	Authenticated bool
+	Caller audience.Caller
 	// Base is the public origin.
 	Base *url.URL
 	// KeyID names the key the caller signed in with, "" when anonymous.
@@ -150,13 +151,13 @@ func (s *Site) Listing(name string, q ListQuery) (p ListPage, found bool) {
 // listing from the path (filterListing "" keeps the filter off the form).
 func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 	if q.Listing != "" {
-		if _, ok := s.View.Listing(q.Listing, s.Authenticated); !ok {
+		if _, ok := s.View.Listing(q.Listing, s.Caller); !ok {
 			return ListPage{}, false
 		}
 	}
 	sc := Scope{Kind: q.Kind, Listing: q.Listing}
 	skip := (q.Page - 1) * PageSize
-	found := s.Index.search(sc, search.Parse(q.Q), s.Authenticated, skip, PageSize+1)
+	found := s.Index.search(sc, search.Parse(q.Q), s.Caller, skip, PageSize+1)
 	more := len(found) > PageSize
 	found = found[:min(len(found), PageSize)]
 
@@ -172,7 +173,7 @@ func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 	}
 	if path == routes.Catalog {
 		for _, l := range s.View.ListingNames() {
-			if _, ok := s.View.Listing(l, s.Authenticated); ok {
+			if _, ok := s.View.Listing(l, s.Caller); ok {
 				p.Listings = append(p.Listings, l)
 			}
 		}
@@ -187,7 +188,7 @@ func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 	case q.Q != "":
 		p.Summary = fmt.Sprintf("Results %d to %d for “%s”, best first.", skip+1, skip+len(p.Rows), q.Q)
 	default:
-		n := s.Index.count(sc, s.Authenticated)
+		n := s.Index.count(sc, s.Caller)
 		p.Summary = fmt.Sprintf("%d in all, by name.", n)
 		if len(p.Rows) > 0 {
 			p.Summary = fmt.Sprintf("%d in all, by name; showing %d to %d.", n, skip+1, skip+len(p.Rows))
@@ -223,7 +224,7 @@ func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 
 func (s *Site) row(e *catalog.Entry) Row {
 	r := Row{Name: e.Name, Href: entryHref(e), Kind: kindLabel(e.Kind), Listing: e.Listing,
-		Description: clipRunes(e.EffectiveDescription(), maxListDescription), Private: !e.VisibleTo(false)}
+		Description: clipRunes(e.EffectiveDescription(), maxListDescription), Private: !e.VisibleTo(audience.Anonymous)}
 	if v := e.LatestVersion(); v != nil {
 		r.Version = v.Label
 	}
