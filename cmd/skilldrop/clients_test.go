@@ -32,7 +32,6 @@ import (
 
 	"github.com/skilldrop/skilldrop/internal/leakmatrix"
 	"github.com/skilldrop/skilldrop/internal/skilltest"
-	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/routes"

@@ -78,16 +78,18 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 	// beta has a finding its entry allows; solo's only version is revoked.
 	beta := skillDoc("beta") + "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n"
 	solo := digest.Of([]byte(skillDoc("solo")))
-	config := "version: 1\nlistings:\n  partner-a:\n    audiences: [partner-a]\n    skills:\n      - name: x\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: ext\n    type: skill-md\n    description: External.\n" +
+	config := "version: 1\nlistings:\n  partner-b:\n    audiences: [partner-b]\n  partner-a:\n    skills:\n      - name: x\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: ext\n    type: skill-md\n    description: External.\n" +
 		"    url: https://cdn.example.com/ext.md\n    digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n" +
 		"  - name: beta\n    allow:\n      - digest: " + digest.Of([]byte(beta)).String() + "\n        rules: [persistence.shell-rc]\n        reason: ours\n"
 	skilltest.WriteFiles(t, bucket, map[string]string{
-		"skills/x.md":                       skillDoc("x"),
-		"listings/partner-a/skills/solo.md": skillDoc("solo"),
-		"skills/beta/SKILL.md":              beta,
-		"skills/beta/notes.txt":             "beside",
-		"skills/wrong.md":                   skillDoc("other"),
-		"agent-skills.yaml":                 config,
+		"skills/x.md":                         skillDoc("x"),
+		"listings/partner-a/skills/solo.md":   skillDoc("solo"),
+		"skills/beta/SKILL.md":                beta,
+		"skills/beta/notes.txt":               "beside",
+		"skills/wrong.md":                     skillDoc("other"),
+		"agent-skills.yaml":                   config,
+		"listings/partner-b/skills/solo-b.md": skillDoc("solo-b"), // a listing's audiences are its own skills'
+
 		// A hidden skill, and a listing's own public one holding a file of it.
 		"skills/secret.zip":                   string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("secret"), "run.sh": "echo secret\n"})),
 		"listings/partner-a/skills/moved.zip": string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("moved"), "run.sh": "echo secret\n"})),

@@ -3,6 +3,7 @@ package discovery
 import (
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 )
@@ -32,9 +33,9 @@ type Revocation struct {
 }
 
 // RevocationList renders the revocations the caller may see.
-func RevocationList(v *catalog.View, authenticated bool) Revocations {
+func RevocationList(v *catalog.View, c audience.Caller) Revocations {
 	out := Revocations{Revocations: []Revocation{}}
-	for _, g := range v.Revoked(authenticated) {
+	for _, g := range v.Revoked(c) {
 		out.Revocations = append(out.Revocations, Revocation{
 			Name: g.Name, Version: g.Version, Digest: g.Digest, Reason: g.Reason, RevokedAt: g.At.UTC(),
 			Code: g.Code, Kind: g.Kind, Listing: g.Listing,

@@ -360,14 +360,14 @@ func (f *Feed) version(ctx context.Context, c *collection, name, label string) (
 
 // lookup is get, or the entry no version of which is in service (whose
 // versions' routes answer 410 rather than 404).
-func (c *collection) lookup(v *catalog.View, name string, auth bool) *catalog.Entry {
-	if e := c.get(v, name, auth); e != nil {
+func (c *collection) lookup(v *catalog.View, name string, caller audience.Caller) *catalog.Entry {
+	if e := c.get(v, name, caller); e != nil {
 		return e
 	}
 	if c == subagents {
-		return v.GoneSubagent(name, auth)
+		return v.GoneSubagent(name, caller)
 	}
-	return v.GoneSkill(name, auth)
+	return v.GoneSkill(name, caller)
 }
 
 func (f *Feed) artifact(c *collection, e *catalog.Entry, ver *catalog.Version) Artifact {

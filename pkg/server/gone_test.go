@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
@@ -151,7 +152,7 @@ func TestScanTravelsWithTheVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := buildMCPIndex(view, false)
+	idx := buildMCPIndex(view, audience.Anonymous)
 	if len(idx.skills) != 1 || !strings.Contains(string(idx.skills[0].json), `"_meta":{"`+MetaScan+`":{"verdict":"warn"`) {
 		t.Errorf("MCP skill entry: %s", idx.skills[0].json)
 	}

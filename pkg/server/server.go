@@ -394,7 +394,7 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	}
 	e := v.ByPath(r.URL.Path, rq.caller)
 	if e == nil {
-		if g := v.GoneAt(r.URL.Path, rq.authenticated); g != nil && readMethod(w, r) {
+		if g := v.GoneAt(r.URL.Path, rq.caller); g != nil && readMethod(w, r) {
 			gone(w, r, g.LatestVersion())
 			return
 		}
@@ -432,8 +432,8 @@ func (s *Server) serveRevocations(w http.ResponseWriter, r *http.Request, rq *re
 	if !ok {
 		return
 	}
-	doc := feeddoc.Render(discovery.RevocationList(v, rq.authenticated), feeddoc.RequestLevel)
-	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, feedCacheControl(rq.authenticated))
+	doc := feeddoc.Render(discovery.RevocationList(v, rq.caller), feeddoc.RequestLevel)
+	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, feedCacheControl(rq))
 }
 
 // snapshot returns the current catalog, or answers 503: a catalog that
