@@ -82,16 +82,8 @@ func TestLeakMatrixThroughTheRuntimeAPI(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	param, err := ssmparam.New(ssm.NewFromConfig(cfg), parameter, apikey.CacheOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	legacy, err := apikey.ParseSet(leakmatrix.LegacyHashes())
-	if err != nil {
-		t.Fatal(err)
-	}
 	filtered := func(c leakmatrix.Caller) leakmatrix.Do {
-		return leakmatrix.Filtered(t, store.NewS3(cfg, bucket), c, apikey.Union(param, legacy), gatewayOrigin, buildinfo.Version())
+		return leakmatrix.Filtered(t, store.NewS3(cfg, bucket), c, matrixKeys(t, cfg, parameter), gatewayOrigin, buildinfo.Version())
 	}
 	fresh := func(leakmatrix.Caller) leakmatrix.Do {
 		ref := freshAPI(t, cfg, bucket, parameter)
@@ -126,8 +118,9 @@ func TestLeakMatrixThroughTheRuntimeAPI(t *testing.T) {
 	}
 }
 
-// freshAPI is the api's handler, in process and new: nothing answered yet.
-func freshAPI(t *testing.T, cfg aws.Config, bucket, parameter string) *lambdahttp.Adapter {
+// matrixKeys is the api's key store, as the binary is given it: the SSM
+// parameter and the bare hashes.
+func matrixKeys(t *testing.T, cfg aws.Config, parameter string) apikey.Source {
 	t.Helper()
 	param, err := ssmparam.New(ssm.NewFromConfig(cfg), parameter, apikey.CacheOptions{})
 	if err != nil {
@@ -137,8 +130,14 @@ func freshAPI(t *testing.T, cfg aws.Config, bucket, parameter string) *lambdahtt
 	if err != nil {
 		t.Fatal(err)
 	}
+	return apikey.Union(param, legacy)
+}
+
+// freshAPI is the api's handler, in process and new: nothing answered yet.
+func freshAPI(t *testing.T, cfg aws.Config, bucket, parameter string) *lambdahttp.Adapter {
+	t.Helper()
 	srv, err := server.New(server.Config{
-		Store: store.NewS3(cfg, bucket), Keys: apikey.Union(param, legacy),
+		Store: store.NewS3(cfg, bucket), Keys: matrixKeys(t, cfg, parameter),
 		Logger: obs.NewLogger(io.Discard, slog.LevelError), Version: buildinfo.Version(),
 	})
 	if err != nil {
