@@ -59,6 +59,10 @@ func cloneVersion(v Version) Version {
 		g := *v.Gone
 		v.Gone = &g
 	}
+	if v.Bundle != nil {
+		b := *v.Bundle
+		v.Bundle = &b
+	}
 	return v
 }
 
@@ -106,7 +110,7 @@ func sameVersionPtr(a, b *Version) bool {
 		a.PublishedAt.Equal(b.PublishedAt) && sameLocation(a.PublishedAt, b.PublishedAt) &&
 		a.Description == b.Description && a.Subagent == b.Subagent &&
 		bytes.Equal(a.Frontmatter, b.Frontmatter) && slices.Equal(a.Files, b.Files) && a.MCPExcluded == b.MCPExcluded &&
-		a.Scan.Equal(b.Scan) && sameGone(a.Gone, b.Gone)
+		a.Scan.Equal(b.Scan) && sameGone(a.Gone, b.Gone) && sameBundle(a.Bundle, b.Bundle)
 }
 
 func sameGone(a, b *Gone) bool {
@@ -114,6 +118,13 @@ func sameGone(a, b *Gone) bool {
 		return a == b
 	}
 	return a.Code == b.Code && a.Reason == b.Reason && a.At.Equal(b.At) && sameLocation(a.At, b.At)
+}
+
+func sameBundle(a, b *Bundle) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 func sameTimePtr(a, b *time.Time) bool {

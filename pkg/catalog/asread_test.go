@@ -77,6 +77,7 @@ func TestSameEntryCoversEveryEncodedField(t *testing.T) {
 		"Scan.Verdict":   func(e *Entry) { e.LatestVersion().Scan.Verdict = scan.Block },
 		"Head replaced":  func(e *Entry) { v := *e.LatestVersion(); v.Size++; e.Head = &v },
 		"WithdrawnAt":    func(e *Entry) { *e.WithdrawnAt = e.WithdrawnAt.Add(time.Second) },
+		"Bundle.Size":    func(e *Entry) { e.LatestVersion().Bundle.Size++ },
 		"zone":           func(e *Entry) { h := e.LatestVersion(); h.PublishedAt = h.PublishedAt.In(time.FixedZone("x", 3600)) },
 	} {
 		e, before := fresh(t)
@@ -146,6 +147,12 @@ func mutate(t *testing.T, v reflect.Value) {
 			return
 		}
 		v.Set(v.Slice(0, v.Len()-1))
+	case reflect.Pointer: // *Bundle: set one where there is none, else change its key in place
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+			return
+		}
+		mutate(t, v.Elem().FieldByName("Key"))
 	case reflect.Struct: // digest.Digest: unexported fields, set through its text form
 		u, ok := v.Addr().Interface().(interface{ UnmarshalText([]byte) error })
 		if !ok {

@@ -69,6 +69,7 @@ type head struct {
 	DocumentOrigins []string      `json:"documentOrigins,omitempty"`
 	Gone            []GoneVersion `json:"gone,omitempty"`
 	ScanEngine      string        `json:"scanEngine,omitempty"`
+	Signing         *Signing      `json:"signing,omitempty"`
 	Skills          int           `json:"skills"`
 	Subagents       int           `json:"subagents"`
 	Sections        sections      `json:"sections"`
@@ -154,7 +155,7 @@ func Encode(c *Catalog, limit int64) ([]byte, error) {
 	h := head{
 		Schema: SchemaVersion, Revision: c.Revision, UpdatedAt: c.UpdatedAt,
 		Bucket: c.Bucket, DefaultVisibility: c.DefaultVisibility, Listings: c.Listings, Documents: c.Documents, DocumentOrigins: c.DocumentOrigins,
-		Gone: c.Gone, ScanEngine: c.ScanEngine,
+		Gone: c.Gone, ScanEngine: c.ScanEngine, Signing: c.Signing,
 		Skills: len(skills), Subagents: len(agents),
 		Sections: sections{
 			Entries: int64(entries.Len()), Lengths: int64(len(lengthsLine)), History: int64(history.Len()),
@@ -267,7 +268,7 @@ func Decode(b []byte) (*Catalog, error) {
 	c := New()
 	c.Schema, c.Revision, c.UpdatedAt = h.Schema, h.Revision, h.UpdatedAt
 	c.Bucket, c.Documents, c.DocumentOrigins = h.Bucket, h.Documents, h.DocumentOrigins
-	c.Gone, c.ScanEngine = h.Gone, h.ScanEngine
+	c.Gone, c.ScanEngine, c.Signing = h.Gone, h.ScanEngine, h.Signing
 	c.DefaultVisibility = h.DefaultVisibility
 	if h.Listings != nil {
 		c.Listings = h.Listings

@@ -58,6 +58,8 @@ func sample() *Catalog {
 	w := add(KindSkill, "", "gone", "3")
 	at := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	w.Withdrawn, w.WithdrawnAt, w.Contenders = true, &at, []string{"skills/gone.zip"}
+	w.Versions[0].Bundle = &Bundle{BlobRef: BlobRef{Digest: digest.Of([]byte("bundle")), Size: 6}, Key: "k1"}
+	w.SetVersions(w.Versions)
 	add(KindSubagent, "", "reviewer", "1", "2")
 	c.Listings["partner"] = &Listing{Name: "partner", Skills: []string{"beta"}}
 	c.Config = &ConfigState{Digest: digest.Of([]byte("version: 1\n")), ETag: `"cfg"`, AppliedAt: at, YAML: "version: 1\n# ünïcode \"quoted\"\n"}
@@ -65,6 +67,10 @@ func sample() *Catalog {
 	c.Sources = map[string]Source{"skills/alpha.md": {ETag: `"a"`}, "skills/held.md": {ETag: `"h"`, Held: true}}
 	c.Documents = []Document{{Origin: "https://x.example", Path: "/.well-known/agent-skills/index.json",
 		Identity: Rendition{Key: "rendered/sha256/00", VersionID: "v1", Digest: digest.Of([]byte("doc")), Size: 3}}}
+	c.Signing = &Signing{
+		Keys:     []SigningKey{{ID: "k1", PEM: BlobRef{Digest: digest.Of([]byte("pem")), Size: 3}, Since: at}},
+		Catalogs: []SignedCatalog{{Origin: "https://x.example", Revision: 7, Blob: BlobRef{Digest: digest.Of([]byte("ai")), Size: 2}}},
+	}
 	return c
 }
 
@@ -91,7 +97,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for name, v := range map[string]any{
 		"listings": [2]any{got.Listings, c.Listings}, "config": [2]any{got.Config, c.Config},
 		"bucket": [2]any{got.Bucket, c.Bucket}, "sources": [2]any{got.Sources, c.Sources},
-		"documents": [2]any{got.Documents, c.Documents},
+		"documents": [2]any{got.Documents, c.Documents}, "signing": [2]any{got.Signing, c.Signing},
 	} {
 		pair := v.([2]any)
 		if !reflect.DeepEqual(pair[0], pair[1]) {
@@ -300,7 +306,8 @@ func TestReaderReadsWhatItNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Revision != 7 || h.ETag != info.ETag || len(h.Documents) != 1 || h.Listings["partner"] == nil || len(st.reads) != 1 {
+	if h.Revision != 7 || h.ETag != info.ETag || len(h.Documents) != 1 || h.Listings["partner"] == nil || len(st.reads) != 1 ||
+		!reflect.DeepEqual(h.Signing, c.Signing) {
 		t.Fatalf("head = %+v after reads %v", h, st.reads)
 	}
 	if _, err := ReadHead(ctx, st, info.ETag); !errors.Is(err, store.ErrNotModified) {

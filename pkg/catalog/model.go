@@ -95,6 +95,8 @@ type Catalog struct {
 	// ScanEngine is the scan engine (rule pack) version every version in
 	// service was last scanned under; another one means a rescan is due.
 	ScanEngine string
+	// Signing pins the keys and signed AI Catalogs (nil: nothing is signed).
+	Signing *Signing
 
 	// stored holds the raw sections of the object c was decoded from, so an
 	// update rewrites only what changed (codec.go).
@@ -199,6 +201,10 @@ type Version struct {
 	// Gone is set when the version was taken out of service after it was
 	// published (gone.go).
 	Gone *Gone `json:"gone,omitempty"`
+	// Bundle is the version's signed provenance (a Sigstore bundle), made
+	// once when it was first published by an indexer with a signing key;
+	// nil for external entries and versions published without one.
+	Bundle *Bundle `json:"bundle,omitempty"`
 }
 
 // File is one file of a version: its path in the skill (SKILL.md for a

@@ -29,6 +29,8 @@ type Head struct {
 	Documents []Document
 	// DocumentOrigins are the origins Documents were rendered for.
 	DocumentOrigins []string
+	// Signing pins the keys and the signed AI Catalogs (nil: unsigned).
+	Signing *Signing
 	// Skills and Subagents count the entries, live or withdrawn.
 	Skills, Subagents int
 	// ETag and Size describe the object.
@@ -74,7 +76,7 @@ func ReadHead(ctx context.Context, s store.Store, ifNoneMatch string) (*Head, er
 		return nil, fmt.Errorf("read %s: the head describes %d bytes, the object has %d", Key, headLen+h.Sections.total(), info.Size)
 	}
 	return &Head{
-		Revision: h.Revision, UpdatedAt: h.UpdatedAt, Listings: nonNil(h.Listings), Documents: h.Documents,
+		Revision: h.Revision, UpdatedAt: h.UpdatedAt, Listings: nonNil(h.Listings), Documents: h.Documents, Signing: h.Signing,
 		DocumentOrigins: h.DocumentOrigins, Skills: h.Skills, Subagents: h.Subagents, ETag: info.ETag, Size: info.Size,
 		head: *h, headLen: headLen,
 	}, nil
