@@ -12,6 +12,9 @@
 //	/.well-known/agent-skills/revocations.json                the versions taken out of service
 //	/.well-known/agent-skills/{listing}/index.json            a listing's index
 //	/.well-known/agent-skills/{listing}/*                     a listing's artifacts (its config entries may live here)
+//	/.well-known/ai-catalog.json                              the signed AI Catalog
+//	/.well-known/did.json                                     the signing keys as a did:web document
+//	/.well-known/skilldrop/signing-key.pem                    the current signing key
 //	/.well-known/*                                            nothing
 //	/listings/{listing}/.well-known/agent-skills/index.json   a listing's index again, for clients that take a path prefix
 //	/listings/*                                               nothing (raw bucket keys)
@@ -28,6 +31,11 @@
 //	/healthz                                                  the health check
 //	/k/*                                                      capability URLs: /k/<key> then an RFC feed path
 //	/*                                                        top-level artifacts (dropped keys, config URLs)
+//
+// Beside every artifact path the service answers (the top-level and listing
+// areas, and the versioned bytes under /api/v1/), the same path followed by
+// BundleSuffix is the artifact's Sigstore bundle; config entries may not
+// take such a path.
 //
 // And the MCP feed's resources (SkillURI):
 //
@@ -208,6 +216,21 @@ func RedactCapability(path, name string) string {
 	}
 	return path
 }
+
+// Provenance: what the operator's signing key signed, and the key.
+const (
+	// AICatalog is the signed AI Catalog (the well-known URI of its format).
+	AICatalog = "/.well-known/ai-catalog.json"
+	// DIDDocument is the origin's did:web document: the signing keys.
+	DIDDocument = "/.well-known/did.json"
+	// SigningKey is the current signing key as a PEM, for cosign's --key.
+	SigningKey = "/.well-known/skilldrop/signing-key.pem"
+	// BundleSuffix follows an artifact's path to name its Sigstore bundle.
+	BundleSuffix = ".sigstore.json"
+)
+
+// Bundle is the path of the bundle of the artifact served at path.
+func Bundle(path string) string { return path + BundleSuffix }
 
 // ReservedNames are the skill and sub-agent names that would land on a
 // route's own segment (a skill "v1" dropped at skills/v1/SKILL.md would be

@@ -270,3 +270,51 @@ func TestCatalogPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestBundles: the path of an artifact followed by BundleSuffix is its
+// bundle, in every area artifacts are served from, and no config entry may
+// be served at one.
+func TestBundles(t *testing.T) {
+	for _, tc := range []struct {
+		path, artifact string
+		surface        Surface
+		listing        string
+	}{
+		{"/skills/x.md.sigstore.json", "/skills/x.md", SurfaceArtifact, ""},
+		{"/docs/guide.md.sigstore.json", "/docs/guide.md", SurfaceArtifact, ""},
+		{"/.well-known/agent-skills/partner-a/skills/x.zip.sigstore.json", "/.well-known/agent-skills/partner-a/skills/x.zip", SurfaceArtifact, "partner-a"},
+		{"/api/v1/skills/x/1.0/SKILL.md.sigstore.json", "/api/v1/skills/x/1.0/SKILL.md", SurfaceNative, ""},
+	} {
+		m := Lookup(tc.path)
+		if !m.Bundle || m.Artifact != tc.artifact || m.Surface != tc.surface || m.Listing != tc.listing {
+			t.Errorf("Lookup(%q) = bundle %v of %q, surface %d, listing %q", tc.path, m.Bundle, m.Artifact, m.Surface, m.Listing)
+		}
+		if tc.surface == SurfaceArtifact && !strings.Contains(Reserved(tc.path, tc.listing), "bundles") {
+			t.Errorf("Reserved(%q, %q) = %q, want the bundles named", tc.path, tc.listing, Reserved(tc.path, tc.listing))
+		}
+	}
+	for _, p := range []string{"/.sigstore.json", "/skills/.sigstore.json", "/skills/x.md", "/.well-known/agent-skills/index.json.sigstore.json",
+		"/.well-known/ai-catalog.json.sigstore.json"} {
+		if m := Lookup(p); m.Bundle {
+			t.Errorf("Lookup(%q) is a bundle of %q", p, m.Artifact)
+		}
+	}
+	if got := Bundle("/skills/x.md"); got != "/skills/x.md.sigstore.json" {
+		t.Errorf("Bundle = %q", got)
+	}
+}
+
+func TestProvenanceRoutes(t *testing.T) {
+	for _, p := range []string{AICatalog, DIDDocument, SigningKey} {
+		m := Lookup(p)
+		if m.Surface != SurfaceProvenance || m.Post {
+			t.Errorf("%s: surface %d post %v", p, m.Surface, m.Post)
+		}
+		if Reserved(p, "") == "" {
+			t.Errorf("%s is not reserved against config entries", p)
+		}
+	}
+	if m := Lookup("/.well-known/skilldrop/other"); m.Surface != SurfaceNone {
+		t.Errorf("/.well-known/skilldrop/other is answered by %q", m.Pattern)
+	}
+}

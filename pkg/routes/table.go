@@ -21,6 +21,7 @@ const (
 	SurfaceRevocations                // the revoked and withdrawn versions
 	SurfaceHealth                     // the health check
 	SurfaceCapability                 // a capability URL: /k/<key>/ and a path of the RFC feed, answered for that key
+	SurfaceProvenance                 // the signed AI Catalog, the DID document, the signing key
 )
 
 // Route is one row of the URL space.
@@ -40,6 +41,9 @@ type Route struct {
 	// What names the route for people: a config URL that falls here
 	// "collides with" it.
 	What string
+	// Bundles marks the routes whose paths ending in BundleSuffix are the
+	// bundles of the artifacts at the paths without it.
+	Bundles bool
 }
 
 // listingParam is the placeholder of a listing's name in a pattern.
@@ -51,7 +55,10 @@ var table = []Route{
 	{Pattern: RFCIndex, Surface: SurfaceIndex, What: "the RFC index"},
 	{Pattern: Revocations, Surface: SurfaceRevocations, What: "the revocations list"},
 	{Pattern: ListingIndex(listingParam), Surface: SurfaceIndex, What: "the listing's index"},
-	{Pattern: ListingPrefix(listingParam) + "*", Surface: SurfaceArtifact, What: "a listing's prefix (only the listing's own entries live there)"},
+	{Pattern: ListingPrefix(listingParam) + "*", Surface: SurfaceArtifact, What: "a listing's prefix (only the listing's own entries live there)", Bundles: true},
+	{Pattern: AICatalog, Surface: SurfaceProvenance, What: "the AI Catalog"},
+	{Pattern: DIDDocument, Surface: SurfaceProvenance, What: "the DID document"},
+	{Pattern: SigningKey, Surface: SurfaceProvenance, What: "the signing key"},
 	{Pattern: "/.well-known/*", Surface: SurfaceNone, What: "/.well-known/ (only a listing's own entries live under its prefix)"},
 	{Pattern: ListingScopedIndex(listingParam), Surface: SurfaceIndex, What: "a listing's index"},
 	{Pattern: listingsScope + "*", Surface: SurfaceNone, What: "the listings' own paths (and raw bucket keys, which are never served)"},
@@ -62,7 +69,7 @@ var table = []Route{
 	{Pattern: "/subagents/*", Surface: SurfaceNone, What: "the native sub-agent feed"},
 	{Pattern: SkillCheckUpdates, Surface: SurfaceNative, Post: true, What: "the check-updates route"},
 	{Pattern: SubagentCheckUpdates, Surface: SurfaceNative, Post: true, What: "the check-updates route"},
-	{Pattern: API + "/*", Surface: SurfaceNative, What: "the /api/ routes"},
+	{Pattern: API + "/*", Surface: SurfaceNative, What: "the /api/ routes", Bundles: true},
 	{Pattern: "/api/*", Surface: SurfaceNone, What: "the /api/ routes"},
 	{Pattern: MCP, Surface: SurfaceMCP, Post: true, What: "the MCP endpoint"},
 	{Pattern: MCP + "/*", Surface: SurfaceNone, What: "the MCP endpoint"},
@@ -74,7 +81,7 @@ var table = []Route{
 	{Pattern: "/", Surface: SurfaceRoot, What: "the origin root"},
 	{Pattern: Healthz, Surface: SurfaceHealth, What: "the health check"},
 	{Pattern: CapabilityPrefix + "*", Surface: SurfaceCapability, What: "the capability URLs (/k/<key>/…)"},
-	{Pattern: "/*", Surface: SurfaceArtifact, What: "the top-level artifacts"},
+	{Pattern: "/*", Surface: SurfaceArtifact, What: "the top-level artifacts", Bundles: true},
 }
 
 // All returns a copy of the table, in match order.
@@ -85,6 +92,10 @@ type Match struct {
 	*Route
 	// Listing is the segment that stood for {listing}, if the pattern has one.
 	Listing string
+	// Bundle is set for the bundle of an artifact (a path of a Bundles
+	// route ending in BundleSuffix); Artifact is then the artifact's path.
+	Bundle   bool
+	Artifact string
 }
 
 // Lookup returns the route of a decoded, origin-root-absolute path. Every
@@ -92,7 +103,11 @@ type Match struct {
 func Lookup(path string) Match {
 	for i := range table {
 		if listing, ok := table[i].match(path); ok {
-			return Match{Route: &table[i], Listing: listing}
+			m := Match{Route: &table[i], Listing: listing}
+			if art, ok := strings.CutSuffix(path, BundleSuffix); ok && m.Bundles && art != "" && !strings.HasSuffix(art, "/") {
+				m.Bundle, m.Artifact = true, art
+			}
+			return m
 		}
 	}
 	return Match{Route: &none}
@@ -128,6 +143,9 @@ func Reserved(path, listing string) string {
 	m := Lookup(path)
 	if m.Surface != SurfaceArtifact {
 		return m.What
+	}
+	if m.Bundle {
+		return "the artifacts' bundles (a path ending in " + BundleSuffix + ")"
 	}
 	switch m.Listing {
 	case listing:

@@ -63,6 +63,7 @@ func TestRefusalNamesTheRoute(t *testing.T) {
 		{"/mcp", "the MCP endpoint"},
 		{"listings/partner-a/skills/x.md", "/listings/partner-a/skills/x.md collides with the listings' own paths"},
 		{"/api/v1/skills/check-updates", "the check-updates route"},
+		{"/skills/x.md.sigstore.json", "the artifacts' bundles"},
 	} {
 		_, err := Parse([]byte(v1("skills:\n  - name: a\n    url: " + tc.url + "\n")))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
