@@ -69,7 +69,7 @@ func sample() *Catalog {
 		Identity: Rendition{Key: "rendered/sha256/00", VersionID: "v1", Digest: digest.Of([]byte("doc")), Size: 3}}}
 	c.Signing = &Signing{
 		Keys:     []SigningKey{{ID: "k1", PEM: BlobRef{Digest: digest.Of([]byte("pem")), Size: 3}, Since: at}},
-		Catalogs: []SignedCatalog{{Origin: "https://x.example", Revision: 7, Blob: BlobRef{Digest: digest.Of([]byte("ai")), Size: 2}}},
+		Catalogs: []SignedCatalog{{Origin: "https://x.example", Revision: 7, Rendition: Rendition{Key: "rendered/sha256/01", Digest: digest.Of([]byte("ai")), Size: 2}}},
 	}
 	return c
 }

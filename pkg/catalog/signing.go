@@ -7,10 +7,10 @@ import (
 )
 
 // Signing is what the catalog pins of its signatures: the keys that made
-// them and the signed AI Catalogs of this revision. The bytes are blobs
-// (BlobKey), written once and re-hashed wherever they are served, like
-// every other blob; a catalog without Signing was written by an indexer
-// without a signing key.
+// them (blobs, BlobKey) and the signed AI Catalogs of this revision
+// (rendered objects). Their bytes are written once and re-hashed wherever
+// they are served, like every blob; a catalog without Signing was written
+// by an indexer without a signing key.
 type Signing struct {
 	// Keys are the public keys that signed what the catalog pins, in the
 	// order they were first used; the last is the current one.
@@ -28,11 +28,12 @@ type SigningKey struct {
 }
 
 // SignedCatalog is the signed AI Catalog of one origin ("https://host") at
-// Revision.
+// Revision: a rendered object, like the stored documents, superseded by
+// the next revision's.
 type SignedCatalog struct {
-	Origin   string  `json:"origin"`
-	Revision int64   `json:"revision"`
-	Blob     BlobRef `json:"blob"`
+	Origin    string    `json:"origin"`
+	Revision  int64     `json:"revision"`
+	Rendition Rendition `json:"rendition"`
 }
 
 // BlobRef pins a blob: its digest (hence its key, BlobKey) and size.

@@ -268,30 +268,41 @@ const collectAge = time.Hour
 // then expire with the bucket's noncurrent versions, and a store without
 // versions holds other bytes).
 func (ix *Indexer) staleRenditions(ctx context.Context, c *catalog.Catalog) (bool, error) {
-	for _, d := range c.Documents {
-		for _, r := range d.Renditions() {
-			info, err := ix.store.Head(ctx, r.Key)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return true, nil
-			case err != nil:
-				return false, fmt.Errorf("head %s: %w", r.Key, err)
-			case info.VersionID != r.VersionID || !sameETag(info.ETag, r.ETag):
-				return true, nil
-			}
+	for _, r := range pinnedRenditions(c) {
+		info, err := ix.store.Head(ctx, r.Key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return true, nil
+		case err != nil:
+			return false, fmt.Errorf("head %s: %w", r.Key, err)
+		case info.VersionID != r.VersionID || !sameETag(info.ETag, r.ETag):
+			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// pinnedRenditions are the rendered objects c pins: its documents' and its
+// signed AI Catalogs.
+func pinnedRenditions(c *catalog.Catalog) []*catalog.Rendition {
+	var out []*catalog.Rendition
+	for i := range c.Documents {
+		out = append(out, c.Documents[i].Renditions()...)
+	}
+	if c.Signing != nil {
+		for i := range c.Signing.Catalogs {
+			out = append(out, &c.Signing.Catalogs[i].Rendition)
+		}
+	}
+	return out
 }
 
 // collectRendered deletes rendered objects c does not pin, written more
 // than collectAge ago; it returns how many.
 func (ix *Indexer) collectRendered(ctx context.Context, c *catalog.Catalog) (int, error) {
 	pinned := map[string]bool{}
-	for _, d := range c.Documents {
-		for _, r := range d.Renditions() {
-			pinned[r.Key] = true
-		}
+	for _, r := range pinnedRenditions(c) {
+		pinned[r.Key] = true
 	}
 	infos, err := ix.store.List(ctx, RenderedPrefix)
 	if err != nil {

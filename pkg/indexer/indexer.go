@@ -37,6 +37,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/queue"
 	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -102,6 +103,11 @@ type Config struct {
 	// writing it, and a config cut short may hide less than the whole one;
 	// S3 objects are written whole, so the Lambda needs none.
 	ConfigSettle time.Duration
+	// Signer, when set, signs each version it publishes (a Sigstore bundle)
+	// and each catalog revision's AI Catalog for Origins. Without one,
+	// nothing is signed, and a catalog an indexer with a key signed is
+	// never written (ErrUnsigned).
+	Signer signing.Signer
 	// MaxCatalogBytes is the largest catalog the indexer writes
 	// (catalog.MaxBytes when zero); uploads that would grow it further are
 	// refused (catalog_full).
@@ -130,6 +136,7 @@ type Indexer struct {
 	keepOrigins  bool
 	defaultVis   catalog.Visibility
 	settle       time.Duration
+	key          *signingKey
 }
 
 // New returns an Indexer for cfg.
@@ -160,6 +167,7 @@ func New(cfg Config) (*Indexer, error) {
 		keepOrigins:  cfg.KeepOrigins,
 		defaultVis:   cfg.DefaultVisibility,
 		settle:       cfg.ConfigSettle,
+		key:          newSigningKey(cfg.Signer),
 	}
 	if _, err := catalog.ParseVisibility(string(cfg.DefaultVisibility)); err != nil {
 		return nil, fmt.Errorf("indexer: default %w", err)

@@ -160,7 +160,8 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				var err error
 				d, err = apply(c, pr.plan)
 				unchanged := errors.Is(err, catalog.ErrNoChange)
-				if err != nil && (!unchanged || (!rerender && !ix.documentsStale(c))) {
+				stale := ix.signingStale(c)
+				if err != nil && (!unchanged || (!rerender && !ix.documentsStale(c) && !stale)) {
 					return err
 				}
 				// The documents are rendered from what this write publishes.
@@ -168,10 +169,11 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				switch {
 				case rerr != nil:
 					return rerr
-				case err != nil && !rendered:
+				case err != nil && !rendered && !stale:
 					return err // ErrNoChange
 				}
-				return nil
+				// The write happens: sign what it publishes.
+				return ix.sign(ctx, c, d.published, pr.plan.establish)
 			}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: read, ReadInfo: readInfo})
 			// Another writer won a race, or the catalog was read again.
 			raced := attempts > 1 || !onSnapshot
