@@ -59,8 +59,10 @@ func TestSignAndVerify(t *testing.T) {
 		t.Errorf("another key: %v", err)
 	}
 	for name, edit := range map[string]func(string) string{
-		"a feed's url":     func(s string) string { return strings.Replace(s, "partner-a/index.json", "partner-b/index.json", 1) },
-		"a feed's digest":  func(s string) string { return strings.Replace(s, digest.Of([]byte("a")).String(), digest.Of([]byte("b")).String(), 1) },
+		"a feed's url": func(s string) string { return strings.Replace(s, "partner-a/index.json", "partner-b/index.json", 1) },
+		"a feed's digest": func(s string) string {
+			return strings.Replace(s, digest.Of([]byte("a")).String(), digest.Of([]byte("b")).String(), 1)
+		},
 		"the revision":     func(s string) string { return strings.Replace(s, `"revision": 12`, `"revision": 13`, 1) },
 		"an added member":  func(s string) string { return strings.Replace(s, `"specVersion"`, `"x": 1, "specVersion"`, 1) },
 		"an entry dropped": dropEntry,

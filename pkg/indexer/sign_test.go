@@ -158,7 +158,7 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	doc := e.aiCatalog(c, key.Public())
 	v := catalog.Compile(c, "")
 	wantFeeds := map[string]string{
-		routes.RFCIndex:                 feeddoc.Render(discovery.TopLevel(v, false, testOrigin), feeddoc.RequestLevel).Digest.String(),
+		routes.RFCIndex:                  feeddoc.Render(discovery.TopLevel(v, false, testOrigin), feeddoc.RequestLevel).Digest.String(),
 		routes.ListingIndex("partner-a"): listingDigest(t, v, "partner-a"),
 	}
 	if len(doc.Entries) != len(wantFeeds) {
