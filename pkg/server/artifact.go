@@ -34,8 +34,24 @@ import (
 //
 // The caller has checked the method and that the caller may see e.
 func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, cacheControl string) {
+	s.serveVerified(w, r, rq, e, ver, verified{digest: ver.Digest, size: ver.Size, limit: s.maxArtifact, contentType: ver.Format.ContentType()}, cacheControl)
+}
+
+// verified is a blob served under the integrity contract: its pinned
+// digest and size, the most it may be, and what it is served as; path
+// names it in the audit event when it is not the version's artifact.
+type verified struct {
+	digest      digest.Digest
+	size, limit int64
+	contentType string
+	path        string
+}
+
+// serveVerified answers GET or HEAD for a blob of version ver of entry e:
+// the artifact (serveArtifact) or its bundle (serveBundle).
+func (s *Server) serveVerified(w http.ResponseWriter, r *http.Request, rq *request, e *catalog.Entry, ver *catalog.Version, b verified, cacheControl string) {
 	log := rq.log
-	etag := `"` + ver.Digest.String() + `"`
+	etag := `"` + b.digest.String() + `"`
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheControl)
@@ -43,24 +59,24 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, rq *reque
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if ver.Size < 0 || ver.Size > s.maxArtifact {
-		log.Error("artifact larger than this deployment serves", "skill", e.ID(), "version", ver.Label, "size", ver.Size, "max", s.maxArtifact)
+	if b.size < 0 || b.size > b.limit {
+		log.Error("blob larger than this deployment serves", "skill", e.ID(), "version", ver.Label, "path", b.path, "size", b.size, "max", b.limit)
 		unavailable(w, r)
 		return
 	}
-	body, observed, release, err := s.readBlob(r.Context(), ver.Digest, ver.Size, s.maxArtifact, getBuffer)
+	body, observed, release, err := s.readBlob(r.Context(), b.digest, b.size, b.limit, getBuffer)
 	defer release()
 	switch {
 	case errors.Is(err, errMismatch):
-		s.mismatch(r, rq, e, ver, "", ver.Digest, observed)
+		s.mismatch(r, rq, e, ver, b.path, b.digest, observed)
 		unavailable(w, r)
 		return
 	case err != nil:
-		log.Error("read artifact blob", "skill", e.ID(), "version", ver.Label, "error", err)
+		log.Error("read blob", "skill", e.ID(), "version", ver.Label, "path", b.path, "error", err)
 		unavailable(w, r)
 		return
 	}
-	h.Set("Content-Type", ver.Format.ContentType())
+	h.Set("Content-Type", b.contentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)

@@ -65,17 +65,26 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 	if !ok {
 		return
 	}
-	doc, res, err := snap.native(r.Context(), v, p, query, rq.caller, base)
+	// The bundle beside versioned bytes is found as the bytes are.
+	target, bundle := p, false
+	if m := routes.Lookup(p); m.Bundle {
+		target, bundle = m.Artifact, true
+	}
+	doc, res, err := snap.native(r.Context(), v, target, query, rq.caller, base)
 	if errors.Is(err, catalog.ErrChanged) {
 		// A version's history is read from the revision the view was
 		// compiled from; a publish since replaced it. Answer from the
 		// current revision instead, once.
 		if snap, v, err = s.currentView(r.Context()); err == nil {
-			doc, res, err = snap.native(r.Context(), v, p, query, rq.caller, base)
+			doc, res, err = snap.native(r.Context(), v, target, query, rq.caller, base)
 		}
 	}
 	if err != nil {
 		nativeUnavailable(w, r, rq, err)
+		return
+	}
+	if bundle && (doc != nil || res.Outcome != manifest.Bytes) {
+		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}
 	if doc == nil && res.Outcome == manifest.NotFound {
@@ -88,6 +97,8 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 	switch {
 	case doc != nil:
 		serveJSON(w, r, doc, feedCacheControl(rq))
+	case res.Outcome == manifest.Bytes && bundle:
+		s.serveBundle(w, r, rq, res.Entry, res.Version, versionedCacheControl(res.Entry))
 	case res.Outcome == manifest.Bytes:
 		s.serveArtifact(w, r, rq, res.Entry, res.Version, versionedCacheControl(res.Entry))
 	case res.Outcome == manifest.BadRequest && res.Err != nil:

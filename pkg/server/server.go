@@ -279,13 +279,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case routes.SurfaceIndex: // the seed-style and the path-prefix spelling of an index alike
 		s.serveIndex(sw, r, rq, route.Listing)
 	case routes.SurfaceArtifact:
-		s.servePath(sw, r, rq)
+		s.servePath(sw, r, rq, route)
 	case routes.SurfaceRoot:
 		s.serveRoot(sw, r)
 	case routes.SurfaceRevocations:
 		s.serveRevocations(sw, r, rq)
 	case routes.SurfaceHealth:
 		s.serveHealth(sw, r, rq)
+	case routes.SurfaceProvenance:
+		s.serveProvenance(sw, r, rq)
 	default: // a namespace that is never served (a capability URL's key ended)
 		writeError(sw, r, http.StatusNotFound, codeNotFound, "Not found.")
 	}
@@ -382,8 +384,9 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rq *request,
 	s.serveRendered(w, r, rq, func() (*feeddoc.Doc, bool) { return doc, true }, cc)
 }
 
-// servePath answers an artifact at its URL path, or 404.
-func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) {
+// servePath answers an artifact at its URL path, or the bundle beside it
+// (route.Bundle), or 404.
+func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request, route routes.Match) {
 	snap, ok := s.snapshot(w, r, rq)
 	if !ok {
 		return
@@ -392,7 +395,11 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	if !ok {
 		return
 	}
-	e := v.ByPath(r.URL.Path, rq.caller)
+	p := r.URL.Path
+	if route.Bundle {
+		p = route.Artifact
+	}
+	e := v.ByPath(p, rq.caller)
 	if e == nil {
 		if g := v.GoneAt(r.URL.Path, rq.caller); g != nil && readMethod(w, r) {
 			gone(w, r, g.LatestVersion())
@@ -407,6 +414,10 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request) 
 	ver := e.LatestVersion()
 	if ver == nil { // Live entries always have one; never serve a guess
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
+		return
+	}
+	if route.Bundle {
+		s.serveBundle(w, r, rq, e, ver, artifactCacheControl(e, rq))
 		return
 	}
 	s.serveArtifact(w, r, rq, e, ver, artifactCacheControl(e, rq))
