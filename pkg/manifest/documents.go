@@ -10,6 +10,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/provenance"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
@@ -136,8 +137,19 @@ type SkillVersion struct {
 	// Scan is what the content scan found in the version's bytes when it
 	// was published (verdict, engine, findings, allows used); absent for a
 	// version never scanned (an external entry pinned by digest).
-	Scan  *scan.Result `json:"scan,omitempty"`
-	Links SelfLinks    `json:"links"`
+	Scan *scan.Result `json:"scan,omitempty"`
+	// Provenance is where the version's signed provenance is; absent for
+	// a version signed by no key.
+	Provenance *Provenance `json:"provenance,omitempty"`
+	Links      SelfLinks   `json:"links"`
+}
+
+// Provenance is a version's Sigstore bundle, served beside its bytes:
+// its absolute URL, its digest and media type.
+type Provenance struct {
+	Bundle    string        `json:"bundle"`
+	Digest    digest.Digest `json:"digest"`
+	MediaType string        `json:"mediaType"`
 }
 
 // SubagentRoute names the sub-agent a skill routes to.
@@ -151,8 +163,9 @@ type SubagentRoute struct {
 type SubagentVersion struct {
 	Kind string `json:"kind"`
 	Artifact
-	Scan  *scan.Result `json:"scan,omitempty"` // as SkillVersion's
-	Links SelfLinks    `json:"links"`
+	Scan       *scan.Result `json:"scan,omitempty"` // as SkillVersion's
+	Provenance *Provenance  `json:"provenance,omitempty"`
+	Links      SelfLinks    `json:"links"`
 }
 
 // collection is what differs between the skill and sub-agent trees.
@@ -325,7 +338,7 @@ func (f *Feed) SkillVersion(ctx context.Context, name, label string) (doc SkillV
 		return SkillVersion{}, false, err
 	}
 	a := f.artifact(skills, e, ver)
-	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files, Scan: ver.Scan,
+	doc = SkillVersion{Kind: skills.verKind, Artifact: a, Nested: a, Files: ver.Files, Scan: ver.Scan, Provenance: f.provenance(skills, e, ver),
 		Links: SelfLinks{Link{skills.versionHref(e.Name, ver.Label)}}}
 	if ver.Subagent != "" && f.View.Subagent(ver.Subagent, f.Caller) != nil {
 		doc.RoutesToSubagent = &SubagentRoute{Name: ver.Subagent, Href: subagents.identityHref(ver.Subagent)}
@@ -340,7 +353,7 @@ func (f *Feed) SubagentVersion(ctx context.Context, name, label string) (doc Sub
 	if err != nil || ver == nil {
 		return SubagentVersion{}, false, err
 	}
-	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver), Scan: ver.Scan,
+	return SubagentVersion{Kind: subagents.verKind, Artifact: f.artifact(subagents, e, ver), Scan: ver.Scan, Provenance: f.provenance(subagents, e, ver),
 		Links: SelfLinks{Link{subagents.versionHref(e.Name, ver.Label)}}}, true, nil
 }
 
@@ -396,6 +409,14 @@ func (f *Feed) url(c *collection, e *catalog.Entry, ver *catalog.Version) string
 	}
 	u := url.URL{Scheme: f.Base.Scheme, Host: f.Base.Host}
 	return u.String() + c.bytesPath(e.Name, ver)
+}
+
+// provenance is the bundle beside a version's bytes, or nil when it has none.
+func (f *Feed) provenance(c *collection, e *catalog.Entry, ver *catalog.Version) *Provenance {
+	if ver.Bundle == nil || e.ExternalURL != "" {
+		return nil
+	}
+	return &Provenance{Bundle: routes.Bundle(f.url(c, e, ver)), Digest: ver.Bundle.Digest, MediaType: provenance.BundleMediaType}
 }
 
 // description is the operator's override, else the version's own.

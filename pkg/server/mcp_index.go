@@ -15,6 +15,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/provenance"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
@@ -62,8 +63,31 @@ type skillEntry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
 	Resources   []skillResource `json:"resources"`
-	// Meta carries the version's content scan under MetaScan.
-	Meta map[string]*scan.Result `json:"_meta,omitempty"`
+	// Meta carries the version's content scan (MetaScan) and provenance.
+	Meta *skillMeta `json:"_meta,omitempty"`
+}
+
+// skillMeta is skilldrop's part of an entry's _meta: the version's content
+// scan (under MetaScan), and where its signed provenance is (its bundle,
+// about the whole artifact, beside it; absent for a version signed by no
+// key).
+type skillMeta struct {
+	Scan       *scan.Result   `json:"io.github.skilldrop/scan,omitempty"`
+	Provenance *mcpProvenance `json:"io.github.skilldrop/provenance,omitempty"`
+}
+
+// mcpProvenance names, by origin-root-absolute path (an MCP entry is the
+// same whatever origin it is asked at), the artifact the bundle is about
+// and the bundle.
+type mcpProvenance struct {
+	Artifact provenanceRef `json:"artifact"`
+	Bundle   provenanceRef `json:"bundle"`
+}
+
+type provenanceRef struct {
+	Path      string        `json:"path"`
+	Digest    digest.Digest `json:"digest"`
+	MediaType string        `json:"mediaType"`
 }
 
 // MetaScan is the _meta key of a skill entry's content scan (verdict,
@@ -115,14 +139,21 @@ func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
 		root := routes.SkillDir(listing, e.Name)
 		sk := &mcpSkill{uri: routes.SkillURI(listing, e.Name, artifact.SkillFile), entry: e, ver: ver}
 		entry := skillEntry{URI: sk.uri, Resources: make([]skillResource, 0, len(ver.Files))}
-		if ver.Scan != nil {
-			entry.Meta = map[string]*scan.Result{MetaScan: ver.Scan}
-		}
+		meta := skillMeta{Scan: ver.Scan}
 		var fm bytes.Buffer
 		if json.Compact(&fm, ver.Frontmatter) != nil {
 			return // the indexer writes valid JSON; a catalog that does not is not served
 		}
 		entry.Frontmatter = fm.Bytes()
+		if ver.Bundle != nil && e.Path != "" {
+			meta.Provenance = &mcpProvenance{
+				Artifact: provenanceRef{Path: e.Path, Digest: ver.Digest, MediaType: ver.Format.ContentType()},
+				Bundle:   provenanceRef{Path: routes.Bundle(e.Path), Digest: ver.Bundle.Digest, MediaType: provenance.BundleMediaType},
+			}
+		}
+		if meta != (skillMeta{}) {
+			entry.Meta = &meta
+		}
 		if listing != "" {
 			child(listingDir(listing), &mcp.Resource{URI: root, Name: e.Name, MIMEType: directoryType})
 		}

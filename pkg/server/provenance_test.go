@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -219,5 +220,71 @@ func TestUnsignedCatalogHasNoProvenance(t *testing.T) {
 	}
 	if w := h.do("GET", "/skills/alpha.md"); w.Code != 200 {
 		t.Errorf("the artifact: %d", w.Code)
+	}
+}
+
+// TestProvenanceLinks: the native version document and the MCP entry link
+// the bundle, which is the one served beside the artifact.
+func TestProvenanceLinks(t *testing.T) {
+	key, _ := signing.Generate()
+	h := newHarness(t, signedBucket(t, key, signedFiles))
+	for _, doc := range []string{"/skills/v1/alpha/versions/1.0.json", "/subagents/v1/reviewer/versions/1.json"} {
+		w := h.do("GET", doc)
+		var v struct {
+			URL        string `json:"url"`
+			Digest     digest.Digest
+			Provenance *struct {
+				Bundle    string        `json:"bundle"`
+				Digest    digest.Digest `json:"digest"`
+				MediaType string        `json:"mediaType"`
+			} `json:"provenance"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil || v.Provenance == nil {
+			t.Fatalf("%s: %v %s", doc, err, w.Body)
+		}
+		if v.Provenance.Bundle != v.URL+".sigstore.json" || v.Provenance.MediaType != provenance.BundleMediaType {
+			t.Errorf("%s: provenance %+v beside %s", doc, v.Provenance, v.URL)
+		}
+		b := h.do("GET", strings.TrimPrefix(v.Provenance.Bundle, "https://skills.example.com"))
+		got, err := provenance.Verify(b.Body.Bytes(), key.Public())
+		if b.Code != 200 || digest.Of(b.Body.Bytes()) != v.Provenance.Digest || err != nil || got.Subject != v.Digest {
+			t.Errorf("%s: the linked bundle: %d %v", doc, b.Code, err)
+		}
+	}
+
+	c := newMCPClient(t, h, statelessRevision, "")
+	var list struct {
+		Skills []struct {
+			URI  string `json:"uri"`
+			Meta struct {
+				Provenance *struct {
+					Artifact struct {
+						Path   string        `json:"path"`
+						Digest digest.Digest `json:"digest"`
+					} `json:"artifact"`
+					Bundle struct {
+						Path   string        `json:"path"`
+						Digest digest.Digest `json:"digest"`
+					} `json:"bundle"`
+				} `json:"io.github.skilldrop/provenance"`
+			} `json:"_meta"`
+		} `json:"skills"`
+	}
+	c.result("skills/list", map[string]any{}, &list)
+	if len(list.Skills) == 0 {
+		t.Fatal("no skills over MCP")
+	}
+	for _, s := range list.Skills {
+		p := s.Meta.Provenance
+		if p == nil {
+			t.Errorf("%s: no provenance in its entry", s.URI)
+			continue
+		}
+		art, b := h.do("GET", p.Artifact.Path), h.do("GET", p.Bundle.Path)
+		got, err := provenance.Verify(b.Body.Bytes(), key.Public())
+		if art.Code != 200 || digest.Of(art.Body.Bytes()) != p.Artifact.Digest || err != nil || got.Subject != p.Artifact.Digest ||
+			digest.Of(b.Body.Bytes()) != p.Bundle.Digest {
+			t.Errorf("%s: artifact %d, bundle %d %v", s.URI, art.Code, b.Code, err)
+		}
 	}
 }
