@@ -103,7 +103,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer closeStore()
 	if *verify {
-		return runVerify(ctx, &tg, st, logger, *asJSON, stdout, stderr)
+		return runBlobVerify(ctx, &tg, st, logger, *asJSON, stdout, stderr)
 	}
 	metrics, err := tg.metrics(metricNamespace(*namespace), logger)
 	if err != nil {

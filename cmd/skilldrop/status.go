@@ -467,7 +467,7 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 				oneLine(printable(g.Reason)))
 		}
 	}
-	renderVerify(out, doc.Verify)
+	renderBlobVerify(out, doc.Verify)
 	if len(doc.Warnings) > len(unmatched) {
 		out.printf("\nwarnings\n")
 		for _, w := range doc.Warnings {

@@ -24,10 +24,10 @@ type verifyDoc struct {
 	*indexer.VerifyResult
 }
 
-// runVerify verifies and repairs the blobs of the target's catalog
+// runBlobVerify verifies and repairs the blobs of the target's catalog
 // (indexer.Verify), prints what it found, and returns the exit status:
 // exitOK when every blob is intact or repaired, else exitFailure.
-func runVerify(ctx context.Context, tg *target, st store.Store, logger *slog.Logger, asJSON bool, stdout, stderr io.Writer) int {
+func runBlobVerify(ctx context.Context, tg *target, st store.Store, logger *slog.Logger, asJSON bool, stdout, stderr io.Writer) int {
 	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Bucket: tg.bucket})
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
@@ -126,8 +126,8 @@ func pinnedBy(others int) string {
 	return fmt.Sprintf(" (pinned by %d more)", others)
 }
 
-// renderVerify writes the status document's record of the last verify.
-func renderVerify(out *resultWriter, v *catalog.Verify) {
+// renderBlobVerify writes the status document's record of the last verify.
+func renderBlobVerify(out *resultWriter, v *catalog.Verify) {
 	if v == nil {
 		return
 	}
