@@ -22,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "publish",
 		summary: "validate a skill folder, archive, SKILL.md or sub-agent with the indexer's rules and upload it as one object",
-		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR) [--listing NAME] [--subagent] [--json] [--log-level L] FILE-or-FOLDER",
+		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR [--signing-key FILE]) [--listing NAME] [--subagent] [--json] [--log-level L] FILE-or-FOLDER",
 		about: `Where FILE-or-FOLDER goes:
   <name>/ holding SKILL.md    packed into one deterministic zip, skills/<name>.zip (dot-files such as .env are
                               left out, and named on stderr)
@@ -93,6 +93,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	subagent := fs.Bool("subagent", false, "read a <name>.md file or a folder as a sub-agent (agent.md)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
 	waitFlagged := waitFlag(fs, "index the upload and say what it did")
+	signingKey := signingKeyFlag(fs)
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -112,6 +113,10 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := tg.check(); err != nil {
 		printf(stderr, "%s: %v\n", fs.Name(), err)
 		return exitUsage
+	}
+	signer, code, ok := dirSigner(fs.Name(), &tg, signingKey, stderr)
+	if !ok {
+		return code
 	}
 	if code, ok := checkPathsExist("skilldrop publish", operands, stderr); !ok {
 		return code
@@ -158,7 +163,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer closeStore()
-	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle()})
+	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle(), Signer: signer})
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure

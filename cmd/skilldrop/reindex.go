@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history); with --verify, re-hash and repair its blobs",
-		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR) [--origin URLS] [--default-visibility V] [--verify [--json]] [--log-level L]",
+		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR [--signing-key FILE]) [--origin URLS] [--default-visibility V] [--verify [--json]] [--log-level L]",
 		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
 "rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
 "held <key>: waits for a valid agent-skills.yaml" (an upload held while the bucket's config is not the
@@ -61,7 +61,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defaultVis := defaultVisibilityFlag(fs)
 	verify := fs.Bool("verify", false, "re-hash and repair the blobs the catalog pins, instead of reconciling the keys")
 	asJSON := fs.Bool("json", false, "with --verify, print one JSON document instead of lines")
+	signingKey := signingKeyFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	signer, code, ok := dirSigner(fs.Name(), &tg, signingKey, stderr)
+	if !ok {
 		return code
 	}
 	switch {
@@ -111,7 +116,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	ix, err := indexer.New(indexer.Config{Store: st, Origins: origins, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), Metrics: metrics,
-		Bucket: tg.bucket, DefaultVisibility: vis, ConfigSettle: tg.configSettle()})
+		Bucket: tg.bucket, DefaultVisibility: vis, ConfigSettle: tg.configSettle(), Signer: signer})
 	if err != nil {
 		printf(stderr, "skilldrop reindex: %v\n", err)
 		return exitFailure

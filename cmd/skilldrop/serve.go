@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ func init() {
 	register(&command{
 		name:    "serve",
 		summary: "serve a directory laid out like the bucket with the Lambda's handler, re-indexing it as it changes",
-		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--keys FILE [--keys-refresh D]] [--api-key-sha256 HASHES] [--default-visibility V] [--log-level L]",
+		args:    "[--dir DIR] [--addr HOST:PORT] [--base-url URL] [--trust-forwarded] [--keys FILE [--keys-refresh D]] [--api-key-sha256 HASHES] [--default-visibility V] [--signing-key FILE] [--log-level L]",
 		about: `It listens first (a taken port fails before anything is read or written), then indexes what changed in
 DIR since its catalog was written (everything the first time; reindex --dir re-reads all) and serves it,
 re-indexing changes within about two seconds, until Ctrl-C. It prints the URLs to try on stdout and JSON
@@ -37,6 +38,11 @@ in progress is never read half-written; replace it in one step all the same (wri
 It writes into DIR, as the indexer writes into the bucket: catalog/ (catalog.json, status.json), blobs/sha256/
 (the validated bytes) and .skilldrop/ (the directory store's temporary files and lock). Serve a copy of a folder
 you keep in version control (make run serves .run/example-bucket, a copy of examples/bucket).
+
+With --signing-key it signs what it publishes for its origin (--base-url, else http://ADDR): each version's
+Sigstore bundle beside its artifact, the AI Catalog at /.well-known/ai-catalog.json, the key at
+/.well-known/skilldrop/signing-key.pem and /.well-known/did.json; skilldrop verify checks them. A directory
+once served with a key is indexed only with one (the same, or a new one that takes over).
 
 exit status: 0 after Ctrl-C, 1 when it cannot listen, index or serve, 2 on usage errors`,
 		run: runServe,
@@ -77,6 +83,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	keysFile := fs.String("keys", "", "the key store: a JSON file of named keys with audiences, expiry and path use (default: $"+apikey.EnvFile+"), read again every --keys-refresh")
 	refresh := fs.String("keys-refresh", "", "how often the key store is read again: the longest a revoked key keeps working, 1s to 60s (default: $"+apikey.EnvRefresh+", else 60s)")
 	defaultVis := defaultVisibilityFlag(fs)
+	signingKey := signingKeyFlag(fs)
 	level := logLevelFlag(fs, "INFO")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -84,6 +91,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	vis, err := defaultVis()
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
+		return exitUsage
+	}
+	signer, err := signingKey()
+	if err != nil {
+		printf(stderr, "skilldrop serve: --signing-key: %v\n", err)
 		return exitUsage
 	}
 	if *hashes == "" {
@@ -131,7 +143,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFailure
 	}
 	defer func() { _ = st.Close() }()
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: auditor, DefaultVisibility: vis, ConfigSettle: localSettle})
+	origin := "http://" + l.Addr().String()
+	if *baseURL != "" {
+		origin = *baseURL
+	}
+	icfg := indexer.Config{Store: st, Logger: logger, Auditor: auditor, DefaultVisibility: vis, ConfigSettle: localSettle}
+	if signer != nil {
+		// What is signed names its origin: the one this serve advertises.
+		u, err := indexer.ParseOrigin(origin)
+		if err != nil {
+			printf(stderr, "skilldrop serve: %v\n", err)
+			return exitUsage
+		}
+		icfg.Signer, icfg.Origins = signer, []*url.URL{u}
+	}
+	ix, err := indexer.New(icfg)
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitFailure
@@ -163,15 +189,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printf(stderr, "skilldrop serve: index %s: %v\n", *dir, err)
 		return exitFailure
 	}
-	origin := "http://" + l.Addr().String()
-	if *baseURL != "" {
-		origin = *baseURL
-	}
 	printf(stdout, "serving %s on http://%s (%s)\n\n", st.Path(), l.Addr(), summary(res))
 	printf(stdout, "  web catalog    %s%s\n", origin, routes.Catalog)
 	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
 	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
 	printf(stdout, "  MCP            POST %s%s\n", origin, routes.MCP)
+	if signer != nil {
+		printf(stdout, "  AI Catalog     %s%s (signed; skilldrop verify %s)\n", origin, routes.AICatalog, origin)
+	}
 	if set, err := keys.Hashes(ctx); err == nil && set.Len() > 0 {
 		printf(stdout, "  with a key     curl -H 'Authorization: Bearer <key>' %s%s (or sign in at %s%s)\n", origin, routes.RFCIndex, origin, routes.CatalogSignIn)
 		printf(stdout, "  path keys      skills add %s%s<key>\n", origin, routes.CapabilityPrefix)

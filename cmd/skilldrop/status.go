@@ -77,6 +77,25 @@ type catalogSummary struct {
 	// publication waits for a valid one.
 	BucketConfig *catalog.BucketConfig `json:"bucketConfig"`
 	Held         []string              `json:"held"`
+	// Signing is the key the catalog is signed with (null: unsigned).
+	Signing *signingSummary `json:"signing"`
+}
+
+// signingSummary is the current signing key: its fingerprint, its PEM (""
+// when the stored PEM does not match its pin, which Problem then says),
+// the keys that signed before, and the origins with a signed AI Catalog.
+type signingSummary struct {
+	KeyID     string          `json:"keyId"`
+	PublicKey string          `json:"publicKey"`
+	Since     time.Time       `json:"since"`
+	Problem   string          `json:"problem,omitempty"`
+	Previous  []string        `json:"previous,omitempty"`
+	Catalogs  []signedCatalog `json:"catalogs"`
+}
+
+type signedCatalog struct {
+	Origin   string `json:"origin"`
+	Revision int64  `json:"revision"`
 }
 
 type configSummary struct {
@@ -189,6 +208,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	doc := summarize(tg.String(), c, s, *all)
 	doc.Catalog.Size = info.Size
+	doc.Catalog.Signing = signingOf(ctx, st, c.Signing)
 	doc.Rejections = judge(ctx, st, c, s.Rejections, rs, stderr)
 	if *asJSON {
 		out.json(doc)
@@ -229,6 +249,32 @@ func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) st
 		}
 	}
 	return doc
+}
+
+// signingOf summarizes the catalog's signing state, reading the current
+// key's PEM from its blob (checked against its pin).
+func signingOf(ctx context.Context, st store.Store, sg *catalog.Signing) *signingSummary {
+	k := sg.CurrentKey()
+	if k == nil {
+		return nil
+	}
+	out := &signingSummary{KeyID: k.ID, Since: k.Since.UTC(), Catalogs: []signedCatalog{}}
+	for _, p := range sg.Keys[:len(sg.Keys)-1] {
+		out.Previous = append(out.Previous, p.ID)
+	}
+	for _, sc := range sg.Catalogs {
+		out.Catalogs = append(out.Catalogs, signedCatalog{Origin: sc.Origin, Revision: sc.Revision})
+	}
+	b, _, err := store.ReadAll(ctx, st, catalog.BlobKey(k.PEM.Digest), k.PEM.Size+1)
+	switch {
+	case err != nil:
+		out.Problem = "the key's blob cannot be read: " + err.Error()
+	case int64(len(b)) != k.PEM.Size || !k.PEM.Digest.Verify(b):
+		out.Problem = "the key's blob " + catalog.BlobKey(k.PEM.Digest) + " does not hold the pinned key: the API answers 503 for it"
+	default:
+		out.PublicKey = string(b)
+	}
+	return out
 }
 
 func entries(list []*catalog.Entry, all bool, shared map[*catalog.Entry][]catalog.Overlap) []entrySummary {
@@ -377,6 +423,21 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		out.printf("\nheld (published once a valid %s is in force): %d\n", artifact.ConfigKey, len(cat.Held))
 		for _, k := range cat.Held {
 			out.printf("  %s\n", printable(k))
+		}
+	}
+	if sg := cat.Signing; sg != nil {
+		out.printf("signing key: %s, since %s", sg.KeyID, sg.Since.Format(time.RFC3339))
+		if len(sg.Previous) > 0 {
+			out.printf(" (%d earlier keys still verify older bundles)", len(sg.Previous))
+		}
+		out.printf("\n")
+		for _, c := range sg.Catalogs {
+			out.printf("  AI Catalog signed for %s at revision %d\n", printable(c.Origin), c.Revision)
+		}
+		if sg.Problem != "" {
+			out.printf("  %s\n", oneLine(sg.Problem))
+		} else {
+			out.printf("%s", sg.PublicKey)
 		}
 	}
 	for _, j := range doc.Jobs {

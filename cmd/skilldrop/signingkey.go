@@ -1,0 +1,40 @@
+package main
+
+import (
+	"flag"
+	"io"
+
+	"github.com/skilldrop/skilldrop/pkg/signing"
+)
+
+// signingKeyFlag adds --signing-key to a command that indexes a directory:
+// the operator's key as a local PKCS#8 P-256 PEM, which signs what it
+// publishes (the deployment's indexer signs with its KMS key instead). The
+// returned function loads it, or returns nil without the flag.
+func signingKeyFlag(fs *flag.FlagSet) func() (signing.Signer, error) {
+	path := fs.String("signing-key", "", "sign what is published with this PKCS#8 P-256 private key (PEM; openssl genpkey -algorithm EC\n"+
+		"-pkeyopt ec_paramgen_curve:P-256 writes one); a catalog once signed is written only with a key")
+	return func() (signing.Signer, error) {
+		if *path == "" {
+			return nil, nil
+		}
+		return signing.LoadPrivateKeyPEM(*path)
+	}
+}
+
+// dirSigner loads --signing-key for a command whose target is a directory:
+// a bucket's publications are signed by its indexer Lambda, with the KMS
+// key only that function may use, never from a workstation. ok is false
+// (with the exit status) when the command must stop.
+func dirSigner(name string, tg *target, load func() (signing.Signer, error), stderr io.Writer) (s signing.Signer, code int, ok bool) {
+	s, err := load()
+	switch {
+	case err != nil:
+		printf(stderr, "%s: --signing-key: %v\n", name, err)
+		return nil, exitUsage, false
+	case s != nil && tg.bucket != "":
+		printf(stderr, "%s: --signing-key applies to --dir: a bucket's publications are signed by its indexer, with its KMS key\n", name)
+		return nil, exitUsage, false
+	}
+	return s, exitOK, true
+}

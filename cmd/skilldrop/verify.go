@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/skilldrop/skilldrop/pkg/server"
+	"github.com/skilldrop/skilldrop/pkg/signing"
+	"github.com/skilldrop/skilldrop/pkg/verifier"
+)
+
+func init() {
+	register(&command{
+		name:    "verify",
+		summary: "check what an origin serves back to the operator's signing key: the AI Catalog, each feed, each artifact and its bundle",
+		args:    "<origin> [--key FILE] [--listing L] [--key-header 'Name: value'] [--json]",
+		about: `Fetches <origin>/.well-known/ai-catalog.json and checks its signature (ES256 over its JCS form) with the
+pinned key (--key, a PEM: what /.well-known/skilldrop/signing-key.pem serves), else with the keys the origin
+publishes (/.well-known/did.json; the report then says the key is only published, not pinned). Then, for
+each feed the AI Catalog lists (or --listing's alone), that the feed document is the one signed, and for every
+entry: the artifact's SHA-256 against the index's digest, and its Sigstore bundle (the artifact URL +
+.sigstore.json) against the key, the artifact, and the index's name, version and type. --key-header sends a
+header with every request to the origin (an API key: 'Authorization: Bearer KEY'), to check what it shows
+beyond the public feeds; a listing the AI Catalog does not list is checked entry by entry.
+
+Prints "catalog ok revision <n> key <id> (pinned|published)" or "catalog failed: <what>", one line per skill,
+"ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog),
+then a summary; --json prints one document instead. Entries hosted elsewhere (external URLs) are listed as
+external: nothing here vouches for their bytes.
+
+exit status: 0 when everything verified, 1 when anything failed, 2 on usage errors`,
+		run: runSignatureVerify,
+	})
+}
+
+// headerFlags collects repeated --key-header values.
+type headerFlags struct{ h http.Header }
+
+func (f *headerFlags) String() string { return "" }
+
+func (f *headerFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" || strings.ContainsAny(name, " \t") || value == "" {
+		return errBadHeader
+	}
+	f.h.Add(name, value)
+	return nil
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+const errBadHeader = usageError("want 'Name: value', such as 'Authorization: Bearer KEY'")
+
+// runSignatureVerify is `skilldrop verify`: the check of an origin's
+// signatures (reindex --verify is the check of a bucket's blobs).
+func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := commands["verify"].flagSet(stderr)
+	keyFile := fs.String("key", "", "the pinned public key (PEM); without it the origin's published keys are trusted")
+	listing := fs.String("listing", "", "check this listing's feed only")
+	headers := &headerFlags{h: http.Header{}}
+	fs.Var(headers, "key-header", "a header sent with every request to the origin, 'Name: value' (repeatable)")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of lines")
+	operands, code, ok := parseArgs(fs, args)
+	if !ok {
+		return code
+	}
+	if len(operands) != 1 {
+		printf(stderr, "skilldrop verify: want one <origin>, got %d\n", len(operands))
+		fs.Usage()
+		return exitUsage
+	}
+	origin, err := server.ParseBaseURL(operands[0])
+	if err != nil {
+		printf(stderr, "skilldrop verify: %v\n", err)
+		return exitUsage
+	}
+	var pinned *ecdsa.PublicKey
+	if *keyFile != "" {
+		b, err := os.ReadFile(*keyFile)
+		if err == nil {
+			pinned, err = signing.ParsePublicKeyPEM(b)
+		}
+		if err != nil {
+			printf(stderr, "skilldrop verify: --key %s: %v\n", printable(*keyFile), err)
+			return exitUsage
+		}
+	}
+	rep, err := verifier.Verify(ctx, verifier.Options{Origin: origin, Key: pinned, Listing: *listing, Header: headers.h})
+	if err != nil {
+		printf(stderr, "skilldrop verify: %v\n", err)
+		return exitFailure
+	}
+	status := exitOK
+	if !rep.OK {
+		status = exitFailure
+	}
+	out := &resultWriter{w: stdout}
+	if *asJSON {
+		out.json(rep)
+		return finish(out, stderr, status)
+	}
+	printReport(out, rep)
+	return finish(out, stderr, status)
+}
+
+// printReport writes a verifier report as lines.
+func printReport(out *resultWriter, rep *verifier.Report) {
+	cc := rep.Catalog
+	if cc.OK {
+		out.printf("catalog ok revision %d key %s (%s)\n", cc.Revision, cc.KeyID, cc.KeySource)
+	}
+	for _, p := range cc.Problems {
+		out.printf("catalog failed: %s\n", oneLine(p))
+	}
+	counts := map[string]int{}
+	for _, s := range rep.Skills {
+		counts[s.State]++
+		head := s.State + " " + printable(s.Feed) + " " + printable(s.Name) + " " + printable(s.Version)
+		switch {
+		case s.State == verifier.StateOK:
+			out.printf("%s %s\n", head, s.Digest)
+		case len(s.Problems) == 0:
+			out.printf("%s\n", head)
+		}
+		for _, p := range s.Problems {
+			out.printf("%s: %s\n", head, oneLine(p))
+		}
+	}
+	verdict := "verified"
+	if !rep.OK {
+		verdict = "NOT verified"
+	}
+	out.printf("%s %s: %d ok, %d failed, %d external; AI Catalog %s\n", verdict, rep.Origin,
+		counts[verifier.StateOK], counts[verifier.StateFailed], counts[verifier.StateExternal], catalogState(cc))
+}
+
+func catalogState(cc verifier.CatalogCheck) string {
+	if !cc.OK {
+		return "failed"
+	}
+	return "ok"
+}
+
+var _ flag.Value = (*headerFlags)(nil)

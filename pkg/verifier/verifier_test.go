@@ -1,0 +1,252 @@
+package verifier
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/apikey"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/server"
+	"github.com/skilldrop/skilldrop/pkg/signing"
+	"github.com/skilldrop/skilldrop/pkg/store"
+)
+
+const apiKey = "sk-verifier-test-key"
+
+var files = map[string]string{
+	"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n" +
+		"  - name: elsewhere\n    type: skill-md\n    url: https://cdn.example.com/elsewhere.md\n    description: Elsewhere.\n" +
+		"    digest: sha256:" + strings.Repeat("ab", 32) + "\n" +
+		"listings:\n  hidden:\n    skills:\n      - name: secret\n",
+	"skills/alpha.md":                  skilltest.SkillMD("alpha", "1.0", "Alpha."),
+	"skills/secret.md":                 skilltest.SkillMD("secret", "1", "Hidden."),
+	"listings/partner-a/skills/faq.md": skilltest.SkillMD("faq", "1", "FAQ."),
+}
+
+// origin is a signed bucket served over HTTP by the Lambda's handler.
+type origin struct {
+	t   *testing.T
+	st  store.Store
+	url *url.URL
+	key *signing.Local
+}
+
+func newOrigin(t *testing.T) *origin {
+	t.Helper()
+	o := &origin{t: t, st: store.NewMemory()}
+	o.key, _ = signing.Generate()
+	keys, err := apikey.ParseSet(apikey.Hash(apiKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.New(server.Config{Store: o.st, Keys: keys, Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	o.url, _ = url.Parse(ts.URL)
+	for k, b := range files {
+		o.put(k, []byte(b))
+	}
+	o.index(o.key)
+	return o
+}
+
+func (o *origin) put(key string, b []byte) {
+	o.t.Helper()
+	if _, err := o.st.Put(context.Background(), key, b, store.PutOptions{}); err != nil {
+		o.t.Fatal(err)
+	}
+}
+
+func (o *origin) index(key signing.Signer) {
+	o.t.Helper()
+	ix, err := indexer.New(indexer.Config{Store: o.st, Signer: key, Origins: []*url.URL{o.url}})
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if _, err := ix.Reindex(context.Background()); err != nil {
+		o.t.Fatal(err)
+	}
+}
+
+func (o *origin) catalog() *catalog.Catalog {
+	o.t.Helper()
+	c, _, err := catalog.Load(context.Background(), o.st)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return c
+}
+
+func (o *origin) verify(key *ecdsa.PublicKey, listing string, header ...string) *Report {
+	o.t.Helper()
+	h := http.Header{}
+	for _, kv := range header {
+		k, v, _ := strings.Cut(kv, ":")
+		h.Add(k, strings.TrimSpace(v))
+	}
+	rep, err := Verify(context.Background(), Options{Origin: o.url, Key: key, Listing: listing, Header: h})
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	return rep
+}
+
+// problems are every problem of a report, one string.
+func problems(r *Report) string {
+	out := r.Catalog.Problems
+	for _, s := range r.Skills {
+		for _, p := range s.Problems {
+			out = append(out, s.Name+": "+p)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func skill(r *Report, name string) *SkillCheck {
+	for i := range r.Skills {
+		if r.Skills[i].Name == name {
+			return &r.Skills[i]
+		}
+	}
+	return nil
+}
+
+func TestVerifyAnIntactOrigin(t *testing.T) {
+	o := newOrigin(t)
+	for _, pinned := range []*ecdsa.PublicKey{o.key.Public(), nil} {
+		rep := o.verify(pinned, "")
+		if !rep.OK {
+			t.Fatalf("pinned %v: %s", pinned != nil, problems(rep))
+		}
+		if want := map[bool]string{true: "pinned", false: "published"}[pinned != nil]; rep.Catalog.KeySource != want || rep.Catalog.KeyID != signing.KeyID(o.key.Public()) {
+			t.Errorf("catalog check %+v", rep.Catalog)
+		}
+		if len(rep.Skills) != 3 || skill(rep, "alpha").State != StateOK || skill(rep, "faq").State != StateOK ||
+			skill(rep, "elsewhere").State != StateExternal || skill(rep, "secret") != nil {
+			t.Errorf("skills %+v: want alpha, faq ok, elsewhere external, secret not seen", rep.Skills)
+		}
+		if r := skill(rep, "alpha").Revision; r == 0 || r > rep.Catalog.Revision {
+			t.Errorf("alpha published at revision %d, the catalog is at %d", r, rep.Catalog.Revision)
+		}
+	}
+	// With a key, the hidden listing is checked as the caller sees it.
+	rep := o.verify(o.key.Public(), "hidden", "Authorization: Bearer "+apiKey)
+	if !rep.OK || len(rep.Skills) != 1 || skill(rep, "secret").State != StateOK {
+		t.Errorf("the hidden listing with a key: %+v\n%s", rep.Skills, problems(rep))
+	}
+	// Without, it does not exist.
+	if rep := o.verify(o.key.Public(), "hidden"); rep.OK || !strings.Contains(problems(rep), "not found") {
+		t.Errorf("the hidden listing without a key: %s", problems(rep))
+	}
+}
+
+func TestVerifyNamesWhatWasTampered(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(o *origin)
+		pinned bool
+		want   []string
+	}{
+		{"artifact", func(o *origin) {
+			o.put(catalog.BlobKey(o.catalog().Skills["alpha"].LatestVersion().Digest), []byte("---\nname: alpha\n---\nevil\n"))
+		}, true, []string{"alpha: artifact:", "503"}},
+		{"bundle", func(o *origin) {
+			o.put(catalog.BlobKey(o.catalog().Skills["alpha"].LatestVersion().Bundle.Digest), []byte(`{"forged":true}`))
+		}, true, []string{"alpha: bundle:", "503"}},
+		{"ai catalog", func(o *origin) {
+			o.put(o.catalog().Signing.Catalogs[0].Rendition.Key, []byte(`{"specVersion":"1.0","entries":[]}`))
+		}, true, []string{"ai-catalog:", "503"}},
+		{"key in storage, pinned", func(o *origin) {
+			other, _ := signing.Generate()
+			o.put(catalog.BlobKey(o.catalog().Signing.CurrentKey().PEM.Digest), signing.PublicKeyPEM(other.Public()))
+		}, true, []string{"key:", "503"}},
+		{"key in storage, published", func(o *origin) {
+			other, _ := signing.Generate()
+			o.put(catalog.BlobKey(o.catalog().Signing.CurrentKey().PEM.Digest), signing.PublicKeyPEM(other.Public()))
+		}, false, []string{"key:", "503"}},
+		{"catalog: another artifact pinned", func(o *origin) {
+			evil := []byte(skilltest.SkillMD("alpha", "1.0", "Evil."))
+			d := digest.Of(evil)
+			o.put(catalog.BlobKey(d), evil)
+			c := o.catalog()
+			e := c.Skills["alpha"]
+			v := *e.LatestVersion()
+			v.Digest, v.Size = d, int64(len(evil))
+			e.Head = &v
+			o.writeCatalog(c)
+		}, true, []string{"alpha: bundle: signed for", "is not the document the AI Catalog signed"}},
+		{"re-signed with another key, pinned", func(o *origin) {
+			other, _ := signing.Generate()
+			o.index(other)
+		}, true, []string{"ai-catalog:", "does not verify with the pinned key"}},
+		{"the key swapped in the catalog, pinned", func(o *origin) {
+			other, _ := signing.Generate()
+			o.index(other)
+			c := o.catalog()
+			c.Signing.Keys = c.Signing.Keys[1:]
+			o.writeCatalog(c)
+		}, true, []string{"does not publish the pinned key", "does not verify with the pinned key"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t)
+			tc.tamper(o)
+			var pinned *ecdsa.PublicKey
+			if tc.pinned {
+				pinned = o.key.Public()
+			}
+			rep := o.verify(pinned, "")
+			got := problems(rep)
+			if rep.OK {
+				t.Fatalf("a tampered %s verifies", tc.name)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("the report does not say %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+// writeCatalog replaces the catalog object, as someone with write access
+// to the bucket could.
+func (o *origin) writeCatalog(c *catalog.Catalog) {
+	o.t.Helper()
+	b, err := catalog.Encode(c, 0)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	o.put(catalog.Key, b)
+}
+
+// TestVerifyFindsAnUnsignedVersion: a version without a bundle (published
+// by an indexer without the key, into a catalog never signed) fails.
+func TestVerifyFindsAnUnsignedOrigin(t *testing.T) {
+	o := &origin{t: t, st: store.NewMemory()}
+	h, _ := server.New(server.Config{Store: o.st, Local: true})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	o.url, _ = url.Parse(ts.URL)
+	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "1.0", "Alpha.")))
+	o.index(nil)
+	rep := o.verify(nil, "")
+	if rep.OK || !strings.Contains(problems(rep), "/.well-known/did.json: not found") {
+		t.Errorf("an unsigned origin: %s", problems(rep))
+	}
+	k, _ := signing.Generate()
+	rep = o.verify(k.Public(), "")
+	if rep.OK || skill(rep, "alpha") == nil || !strings.Contains(problems(rep), "alpha: bundle:") {
+		t.Errorf("an unsigned origin with a pinned key: %s", problems(rep))
+	}
+}
