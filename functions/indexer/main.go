@@ -20,6 +20,8 @@
 //	                                   default_visibility (unset: the one the catalog records)
 //	SKILLDROP_API_MEMORY_MB            the api function's memory: the catalog is kept to what
 //	                                   it can hold decoded (memlimit.CatalogFor); unset: catalog.MaxBytes
+//	SKILLDROP_SIGNING_KEY              the KMS key (id, ARN or alias) every publication and catalog
+//	                                   revision is signed with (unset: nothing is signed)
 //	SKILLDROP_LOG_LEVEL                DEBUG, INFO (default), WARN or ERROR
 package main
 
@@ -36,6 +38,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -46,17 +49,20 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
 	"github.com/skilldrop/skilldrop/pkg/queue"
+	"github.com/skilldrop/skilldrop/pkg/signing"
+	"github.com/skilldrop/skilldrop/pkg/signing/kmssigner"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // settings is what the environment configures.
 type settings struct {
-	bucket    string
-	namespace string
-	queueURL  string
-	origins   []*url.URL
-	limits    archive.Limits
-	level     slog.Level
+	bucket     string
+	namespace  string
+	queueURL   string
+	signingKey string
+	origins    []*url.URL
+	limits     archive.Limits
+	level      slog.Level
 	// defaultVis is the deployment's default visibility ("": unset).
 	defaultVis catalog.Visibility
 	maxCatalog int64 // 0: catalog.MaxBytes
@@ -64,7 +70,8 @@ type settings struct {
 
 // parseEnv reads the settings; every bad value is an error naming the variable.
 func parseEnv(getenv func(string) string) (settings, error) {
-	s := settings{bucket: getenv("SKILLDROP_BUCKET"), namespace: getenv("SKILLDROP_METRIC_NAMESPACE"), queueURL: getenv("SKILLDROP_QUEUE_URL")}
+	s := settings{bucket: getenv("SKILLDROP_BUCKET"), namespace: getenv("SKILLDROP_METRIC_NAMESPACE"), queueURL: getenv("SKILLDROP_QUEUE_URL"),
+		signingKey: getenv("SKILLDROP_SIGNING_KEY")}
 	if s.bucket == "" {
 		return s, fmt.Errorf("SKILLDROP_BUCKET is required")
 	}
@@ -142,6 +149,15 @@ func main() {
 	if s.queueURL != "" {
 		q = queue.NewSQS(sqs.NewFromConfig(awsCfg), s.queueURL)
 	}
+	var signer signing.Signer
+	if s.signingKey != "" {
+		// The public key is read once, here: a key that cannot sign fails
+		// the start, not the first publication.
+		if signer, err = kmssigner.New(ctx, kms.NewFromConfig(awsCfg), s.signingKey); err != nil {
+			logger.Error("indexer: SKILLDROP_SIGNING_KEY", "error", err.Error())
+			os.Exit(1)
+		}
+	}
 	ix, err := indexer.New(indexer.Config{
 		Store:   store.NewS3(awsCfg, s.bucket),
 		Bucket:  s.bucket,
@@ -155,6 +171,7 @@ func main() {
 		DefaultVisibility: s.defaultVis,
 		// catalog_full fires before a route of the api could run out of memory.
 		MaxCatalogBytes: s.maxCatalog,
+		Signer:          signer,
 	})
 	if err != nil {
 		logger.Error("indexer: configuration", "error", err.Error())

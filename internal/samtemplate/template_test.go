@@ -14,6 +14,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 )
 
 // These tests pin what issues 6, 9 and 11 and DESIGN.md require of
@@ -551,7 +552,18 @@ func mustJSON(v any) string {
 func statements(tpl *Template, fn string) (out []*Node) {
 	for _, pol := range Get(tpl.Resource(fn), "Properties", "Policies").Content {
 		if st := Get(pol, "Statement"); st != nil {
-			out = append(out, st.Content...)
+			for _, s := range st.Content {
+				// A conditional statement (!If [cond, a, b]) grants what either branch does.
+				if s.Tag == "!If" && len(s.Content) == 3 {
+					for _, b := range s.Content[1:] {
+						if b.Kind == yaml.MappingNode {
+							out = append(out, b)
+						}
+					}
+					continue
+				}
+				out = append(out, s)
+			}
 		}
 	}
 	return out
@@ -614,6 +626,9 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("indexer DeleteObject on %q, want only rendered/*", got)
 	}
 	for a := range ix {
+		if strings.HasPrefix(a, "kms:") && (a != "kms:Sign" && a != "kms:GetPublicKey" || !slices.Equal(ix[a], []string{"SigningKeyArn"})) {
+			t.Errorf("indexer holds %s on %q: only Sign and GetPublicKey on the key given by parameter", a, ix[a])
+		}
 		if (strings.HasPrefix(a, "s3:Delete") && a != "s3:DeleteObject") || strings.Contains(a, "*") {
 			t.Errorf("indexer holds %s", a)
 		}
@@ -623,6 +638,9 @@ func TestPermissions(t *testing.T) {
 	}
 	ap := grants(tpl, apiFn)
 	for a := range ap {
+		if strings.HasPrefix(a, "kms:") {
+			t.Errorf("api holds %s: the request path never signs", a)
+		}
 		if strings.HasPrefix(a, "s3:") && a != "s3:GetObject" && a != "s3:GetObjectVersion" && a != "s3:ListBucket" {
 			t.Errorf("api holds %s; its bucket access is read-only", a)
 		}
@@ -651,6 +669,70 @@ func TestPermissions(t *testing.T) {
 	}
 	if v := Get(tpl.Root, "Parameters", "ApiKeyParameterName", "Type"); v == nil || v.Value != "AWS::SSM::Parameter::Name" {
 		t.Error("ApiKeyParameterName is not of type AWS::SSM::Parameter::Name")
+	}
+}
+
+// TestSigningKey: the stack's signing key is an ECC_NIST_P256 SIGN_VERIFY
+// key that only the indexer's role may sign with (the account administers
+// it, never signs), retained; the indexer is told the key in use, the one
+// created or the one given.
+func TestSigningKey(t *testing.T) {
+	tpl := load(t)
+	key := tpl.Resource("SigningKey")
+	if key == nil || Get(key, "Type").Value != "AWS::KMS::Key" || Get(key, "Condition").Value != "CreateSigningKey" {
+		t.Fatal("no SigningKey (AWS::KMS::Key, created unless SigningKeyArn is given)")
+	}
+	for k, want := range map[string]string{"KeySpec": "ECC_NIST_P256", "KeyUsage": "SIGN_VERIFY"} {
+		if v := Get(key, "Properties", k); v == nil || v.Value != want {
+			t.Errorf("SigningKey %s = %v, want %s", k, v, want)
+		}
+	}
+	for _, k := range []string{"DeletionPolicy", "UpdateReplacePolicy"} {
+		if v := Get(key, k); v == nil || v.Value != "Retain" {
+			t.Errorf("SigningKey %s is not Retain: clients pinned its public key", k)
+		}
+	}
+	signers := map[string]bool{}
+	for _, st := range Get(key, "Properties", "KeyPolicy", "Statement").Content {
+		if Get(st, "Effect").Value != "Allow" {
+			continue
+		}
+		principal := Get(st, "Principal", "AWS")
+		who := principal.Value
+		if id, attr := GetAtt(principal); id != "" {
+			who = "!GetAtt " + id + "." + attr
+		}
+		for _, a := range values(Get(st, "Action")) {
+			if a == "kms:*" || a == "*" || a == "kms:Sign" || a == "kms:Sign*" {
+				signers[who] = true
+			}
+		}
+	}
+	if !signers["!GetAtt "+indexerFn+"Role.Arn"] || len(signers) != 1 {
+		t.Errorf("principals that may sign: %v, want the indexer's role alone", signers)
+	}
+	env := Get(tpl.Resource(indexerFn), "Properties", "Environment", "Variables", "SKILLDROP_SIGNING_KEY")
+	if env == nil || env.Tag != "!If" || env.Content[0].Value != "CreateSigningKey" || !isGetAtt(env.Content[1], "SigningKey", "Arn") ||
+		!isRef(env.Content[2], "SigningKeyArn") {
+		t.Errorf("SKILLDROP_SIGNING_KEY = %v, want !If [CreateSigningKey, !GetAtt SigningKey.Arn, !Ref SigningKeyArn]", env)
+	}
+	if Get(tpl.Resource(apiFn), "Properties", "Environment", "Variables", "SKILLDROP_SIGNING_KEY") != nil {
+		t.Error("the API function is told the signing key: it never signs")
+	}
+	if p := Get(tpl.Root, "Parameters", "SigningKeyArn"); p == nil || Get(p, "Default").Value != "" {
+		t.Error("no SigningKeyArn parameter defaulting to a key the stack creates")
+	}
+	for out, path := range map[string]string{"SigningKeyArn": "", "PublicKeyUrl": routes.SigningKey, "AICatalogUrl": routes.AICatalog} {
+		v := Get(tpl.Root, "Outputs", out, "Value")
+		if v == nil {
+			t.Errorf("no output %s", out)
+			continue
+		}
+		for _, c := range v.Content[1:] {
+			if path != "" && !strings.HasSuffix(c.Value, path) {
+				t.Errorf("output %s: %q is not the route %s", out, c.Value, path)
+			}
+		}
 	}
 }
 

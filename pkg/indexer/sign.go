@@ -12,6 +12,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/aicatalog"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
@@ -246,21 +247,21 @@ func publicFeeds(c *catalog.Catalog, v *catalog.View, origin *url.URL) []aicatal
 	o := discovery.Origin(origin)
 	feed := func(path, listing string, idx discovery.Index) aicatalog.Feed {
 		f := aicatalog.Feed{Path: path, Listing: listing, Skills: len(idx.Skills)}
-		if d := c.Document(o, path, false); d != nil {
+		if d := c.Document(o, path, audience.Anonymous); d != nil {
 			f.Digest = d.Identity.Digest // the stored document is the one served
 		} else {
 			f.Digest = feeddoc.Render(idx, feeddoc.StoredLevel).Digest
 		}
 		return f
 	}
-	out := []aicatalog.Feed{feed(routes.RFCIndex, "", discovery.TopLevel(v, false, origin))}
+	out := []aicatalog.Feed{feed(routes.RFCIndex, "", discovery.TopLevel(v, audience.Anonymous, origin))}
 	names := make([]string, 0, len(c.Listings))
 	for name := range c.Listings {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if idx, ok := discovery.Listing(v, name, false, origin); ok {
+		if idx, ok := discovery.Listing(v, name, audience.Anonymous, origin); ok {
 			out = append(out, feed(routes.ListingIndex(name), name, idx))
 		}
 	}
