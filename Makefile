@@ -59,17 +59,23 @@ RUN_ADDR ?= 127.0.0.1:8080
 SHA256 := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
 # A key for trying authenticated skills locally; never use it anywhere else.
 DEMO_API_KEY := skilldrop-demo-key
+# The local signing key make run signs with (a PKCS#8 P-256 PEM, made once, kept in .run/).
+RUN_SIGNING_KEY ?= .run/signing-key.pem
 
 .PHONY: run run-reset run-dir
 # The CLI is built first, and said so: on a fresh machine the build downloads the Go modules and compiles them,
 # a minute or more without a line of output.
-run: run-dir ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
+run: run-dir $(RUN_SIGNING_KEY) ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
 	@echo "building the CLI, bin/skilldrop: the first build downloads the Go modules (from the module proxy) and compiles them, about a minute; later ones take seconds"
 	@$(MAKE) --no-print-directory cli
 	@echo "web catalog: http://$(RUN_ADDR)/catalog/  (sign in there with the demo key to see the authenticated skills)"
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
 	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
-		bin/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR)
+		bin/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR) --signing-key $(RUN_SIGNING_KEY)
+
+$(RUN_SIGNING_KEY):
+	@command -v openssl >/dev/null || { echo "run: openssl makes the local signing key; install it (apt-get install openssl)" >&2; exit 2; }
+	mkdir -p $(dir $@) && (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $@)
 
 run-reset: ## make run from a fresh copy of examples/bucket (drops the edits to .run/example-bucket)
 	rm -rf $(RUN_DIR)
@@ -133,13 +139,26 @@ HOST_GOARCH = $(shell $(GO) env GOARCH)
 E2E_BENCHTIME ?= 20x
 
 .PHONY: e2e
-e2e: $(RIE) ## the Lambda binaries under aws-lambda-rie, driven with emulator events (logs cold/warm figures, sizes)
+e2e: $(RIE) $(COSIGN) ## the Lambda binaries under aws-lambda-rie, driven with emulator events (logs cold/warm figures, sizes)
 	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/$(HOST_GOARCH)/indexer,$(HOST_GOARCH))
 	$(call lambda-bootstrap,api,$(E2E_BUILD)/$(HOST_GOARCH)/api,$(HOST_GOARCH))
 	$(call lambda-bootstrap,indexer,$(E2E_BUILD)/arm64/indexer,arm64)
 	$(call lambda-bootstrap,api,$(E2E_BUILD)/arm64/api,arm64)
-	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) scripts/emulator.sh run \
+	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) SKILLDROP_COSIGN=$(COSIGN) scripts/emulator.sh run \
 		$(GO) test -count=1 -v -tags e2e -ldflags '$(VERSION_LDFLAGS)' -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
+
+# cosign, the Sigstore CLI the tests verify every served bundle with (built from the Go module proxy with this
+# machine's Go: v3.1.3's go.mod asks for go 1.26.0, so no other toolchain is fetched).
+COSIGN_VERSION := v3.1.3
+COSIGN         := $(BIN)/cosign-$(COSIGN_VERSION)
+
+.PHONY: cosign
+cosign: $(COSIGN) ## the pinned cosign (.bin/cosign-VERSION), for the e2e and clients tiers
+
+$(COSIGN):
+	mkdir -p $(BIN)
+	GOTOOLCHAIN=local GOBIN=$(BIN) $(GO) install github.com/sigstore/cosign/v3/cmd/cosign@$(COSIGN_VERSION)
+	mv $(BIN)/cosign $@
 
 $(RIE):
 	mkdir -p $(BIN)
@@ -224,7 +243,11 @@ NODE_STAMP := $(NODE_TOOLS)/.installed-$(shell $(SHA256) tools/node/package-lock
 export SKILLDROP_NODE_TOOLS := $(NODE_TOOLS)
 
 .PHONY: node-tools
-node-tools: $(NODE_STAMP) ## the pinned Node 22, skills CLI and MCP conformance suite (build/node-tools)
+node-tools: $(NODE_STAMP) $(NODE_TOOLS)/verify-ai-catalog.mjs ## the pinned Node 22, skills CLI, MCP conformance suite and JWS+JCS verifier (build/node-tools)
+
+# The AI Catalog verifier runs beside the modules it imports.
+$(NODE_TOOLS)/verify-ai-catalog.mjs: tools/node/verify-ai-catalog.mjs $(NODE_STAMP)
+	cp $< $@
 
 $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 	@command -v npm >/dev/null || { echo "node-tools: npm is not installed" >&2; exit 2; }
@@ -236,8 +259,8 @@ $(NODE_STAMP): tools/node/package.json tools/node/package-lock.json
 # The clients tier: the real skills CLI against `skilldrop serve` (cmd/skilldrop, build tag clients; the test
 # builds the CLI itself). SKILLDROP_NODE_TOOLS (exported above) makes a missing tool a failure, not a skip.
 .PHONY: test-clients
-test-clients: node-tools ## real clients against skilldrop serve: the skills CLI installs and updates skills
-	$(GO) test -count=1 -tags clients -run '^TestClient' ./cmd/skilldrop/
+test-clients: node-tools $(COSIGN) ## real clients against skilldrop serve: the skills CLI, cosign and a JWS+JCS verifier
+	SKILLDROP_COSIGN=$(COSIGN) $(GO) test -count=1 -tags clients -run '^TestClient' ./cmd/skilldrop/
 
 # The official MCP conformance suite against `skilldrop serve` on a fixture bucket (e2e/mcpconformance, build
 # tag conformance; the test builds the CLI itself): any FAILURE but the diagnostic-tool checks it names fails.

@@ -374,6 +374,8 @@ func fetchProblem(what string, status int, err error) string {
 		return fmt.Sprintf("%s: the server refused to serve it (503: what it stores does not match what it pinned, or it is unavailable)", what)
 	case status == http.StatusNotFound:
 		return fmt.Sprintf("%s: not found (404)", what)
+	case status == http.StatusUnauthorized:
+		return fmt.Sprintf("%s: the credential sent was refused (401)", what)
 	}
 	return fmt.Sprintf("%s: HTTP %d", what, status)
 }
