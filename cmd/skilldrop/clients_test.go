@@ -195,11 +195,19 @@ func (c *skillsCLI) try(t *testing.T, dir string, args ...string) (string, error
 // ends.
 func serveExampleBucket(t *testing.T) (origin, dir string) {
 	t.Helper()
+	origin, dir, _ = serveExampleBucketWith(t)
+	return origin, dir
+}
+
+// serveExampleBucketWith is serveExampleBucket with more arguments to
+// serve; it also returns the binary.
+func serveExampleBucketWith(t *testing.T, args ...string) (origin, dir, bin string) {
+	t.Helper()
 	dir = filepath.Join(t.TempDir(), "bucket")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bucket"))); err != nil {
 		t.Fatal(err)
 	}
-	return serveBuilt(t, dir), dir
+	return serveBuilt(t, dir, args...), dir, builtCLI(t)
 }
 
 // waitFor polls cond; the deadline only keeps a broken build from hanging,
