@@ -67,13 +67,16 @@ func startIndexer(t testing.TB, bucket, namespace string) *function {
 // indexerEnv is what the test sets of the indexer's template environment:
 // the bucket and namespace of its own, and, like the in-process indexer it
 // is compared with, no queue (it reads every key itself) and no origins to
-// render documents for (the template passes the stack's queue and origin).
+// render documents for (the template passes the stack's queue and origin),
+// and no signing key (the template passes the stack's; the provenance test
+// gives one of the emulator's).
 func indexerEnv(bucket, namespace string) map[string]string {
 	return map[string]string{
 		"SKILLDROP_BUCKET":           bucket,
 		"SKILLDROP_METRIC_NAMESPACE": namespace,
 		"SKILLDROP_QUEUE_URL":        "",
 		"SKILLDROP_ORIGINS":          "",
+		"SKILLDROP_SIGNING_KEY":      "",
 	}
 }
 
