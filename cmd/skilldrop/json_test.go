@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,19 +96,39 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 		"skills/secret.zip":                   string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("secret"), "run.sh": "echo secret\n"})),
 		"listings/partner-a/skills/moved.zip": string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("moved"), "run.sh": "echo secret\n"})),
 	})
-	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+	// Signed by one key, then another (signing, with previous).
+	keys := [2]string{}
+	for i := range keys {
+		k, err := signing.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = filepath.Join(t.TempDir(), "key.pem")
+		if err := os.WriteFile(keys[i], k.PrivateKeyPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errOut := runCLI("reindex", "--dir", bucket, "--signing-key", keys[0], "--origin", "https://skills.example.com"); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
 	}
 	// Published, then revoked (gone).
 	skilltest.WriteFiles(t, bucket, map[string]string{"skills/x.zip": string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("x")})),
 		"agent-skills.yaml": config + "revoke:\n  - name: solo\n    version: sha256-" + solo.Short() + "\n    digest: " + solo.String() + "\n    reason: withdrawn upstream\n"})
-	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+	if code, _, errOut := runCLI("reindex", "--dir", bucket, "--signing-key", keys[1]); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
 	}
 	// An invalid config holds a new skill (bucketConfig, held).
 	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "skills: [\n", "skills/new.md": skillDoc("new")})
-	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+	if code, _, errOut := runCLI("reindex", "--dir", bucket, "--signing-key", keys[1]); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	// And the stored key does not match its pin (problem).
+	c, err := catalog.Decode(must2(os.ReadFile(filepath.Join(bucket, catalog.Key))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bucket, catalog.BlobKey(c.Signing.CurrentKey().PEM.Digest)), []byte("swapped"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// A job is what a queued re-index leaves in the status document; a
 	// directory has no queue, so one is recorded as the indexer would.
@@ -145,4 +167,47 @@ func TestScanJSONIsTheREADMEs(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	sameShape(t, "scan --json", jsonExample(t, "`skilldrop scan --json`"), []byte(out))
+}
+
+func must2(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestVerifyJSONIsTheREADMEs: skilldrop verify --json of a signed origin
+// with a tampered artifact has the README's shape.
+func TestVerifyJSONIsTheREADMEs(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/x.md":                       skillDoc("x"),
+		"listings/partner-a/skills/solo.md": skillDoc("solo"),
+	})
+	k, _ := signing.Generate()
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(keyFile, k.PrivateKeyPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pubFile := filepath.Join(t.TempDir(), "pub.pem")
+	if err := os.WriteFile(pubFile, signing.PublicKeyPEM(k.Public()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	origin := startServeWith(t, dir, "--signing-key", keyFile)
+	c, err := catalog.Decode(must2(os.ReadFile(filepath.Join(dir, catalog.Key))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, catalog.BlobKey(c.Skills["x"].LatestVersion().Digest)), []byte("evil"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI("verify", origin, "--key", pubFile, "--json")
+	if code != exitFailure || !strings.Contains(out, `"artifact: `) {
+		t.Fatalf("verify of a tampered artifact: exit %d\n%s", code, out)
+	}
+	sameShape(t, "verify --json", jsonExample(t, "`skilldrop verify --json`"), []byte(out))
+	code, out, _ = runCLI("verify", origin, "--key", pubFile)
+	if code != exitFailure || !strings.Contains(out, "failed /.well-known/agent-skills/index.json x ") || !strings.Contains(out, "NOT verified") {
+		t.Errorf("verify's lines:\n%s", out)
+	}
 }

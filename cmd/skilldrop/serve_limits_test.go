@@ -24,10 +24,16 @@ import (
 // returns its origin.
 func startServe(t *testing.T, dir string) string {
 	t.Helper()
+	return startServeWith(t, dir)
+}
+
+// startServeWith is startServe with more arguments to serve.
+func startServeWith(t *testing.T, dir string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, stdout, stderr) }()
+	go func() { done <- run(ctx, append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

@@ -97,6 +97,9 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 			errs = append(errs, err)
 			break
 		}
+		if c, err = ix.signPublished(ctx, c, d.published, pr.plan.establish); err != nil {
+			errs = append(errs, err)
+		}
 		cat = c
 		for k, e := range pr.failed {
 			failed[k] = e
@@ -172,8 +175,8 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 				case err != nil && !rendered && !stale:
 					return err // ErrNoChange
 				}
-				// The write happens: sign what it publishes.
-				return ix.sign(ctx, c, d.published, pr.plan.establish)
+				// The write happens: its part of the signing.
+				return ix.signInWrite(ctx, c, d.published, pr.plan.establish)
 			}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: read, ReadInfo: readInfo})
 			// Another writer won a race, or the catalog was read again.
 			raced := attempts > 1 || !onSnapshot

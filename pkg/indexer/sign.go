@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -22,13 +21,15 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/signing"
 )
 
-// Signatures are made in the catalog write that publishes what they sign,
-// once: a version's bundle when it is first published (its statement
-// names the revision of that write), and the AI Catalog of each origin for
-// every revision. They are made inside the update function, after apply
-// decided that the write happens, so a write that loses a race signs again
-// against the catalog that won (its revision is another) and a write that
-// does not happen signs nothing.
+// A version's statement names the catalog revision that published it,
+// which is known only once that write succeeded: a write that loses its
+// race is applied again to the catalog that won, at another revision. So a
+// round publishes first and signs after: its write records the versions
+// without bundles, then the indexer signs each of them once (their revision
+// is now final), stores the bundles and attaches them in a second, small
+// update, which a lost race re-applies without signing again. The AI
+// Catalog is signed in whichever write ends the round (one per revision).
+// Between the two writes the new versions are served without a bundle.
 
 // ErrUnsigned refuses a write of a signed catalog by an indexer without a
 // signing key: it would publish versions nobody could verify and leave the
@@ -53,8 +54,9 @@ func newSigningKey(s signing.Signer) *signingKey {
 const KeyContentType = "application/x-pem-file"
 
 // signingStale reports whether c must be written although nothing else
-// changed: its signatures are not this indexer's (another key, or none) or
-// not of its origins.
+// changed: its signatures are not this indexer's (another key, or none),
+// not of its origins, or not of its revision (a round that stopped between
+// its two writes).
 func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 	if ix.key == nil {
 		return false
@@ -67,18 +69,19 @@ func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 		return true
 	}
 	for _, o := range origins {
-		if c.Signing.Catalog(discovery.Origin(o)) == nil {
+		if sc := c.Signing.Catalog(discovery.Origin(o)); sc == nil || sc.Revision != c.Revision {
 			return true
 		}
 	}
 	return false
 }
 
-// sign signs what the write of c (at revision c.Revision+1) publishes: the
-// versions of published that have no bundle yet (with establish, the latest
-// version of every live entry too: a re-index signs what was published
-// before the indexer had a key), and the AI Catalog of each origin.
-func (ix *Indexer) sign(ctx context.Context, c *catalog.Catalog, published []Change, establish bool) error {
+// signInWrite is the signing part of a round's catalog write (inside its
+// update function, c being the catalog it writes at c.Revision+1): it
+// refuses to write a signed catalog without a key, records the key, and
+// signs the revision's AI Catalog unless versions wait for a bundle, in
+// which case the attaching write (signPublished) signs it.
+func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, published []Change, establish bool) error {
 	if ix.key == nil {
 		if k := c.Signing.CurrentKey(); k != nil {
 			return fmt.Errorf("%w (key %s): give it the key (the deployment's indexer has it; skilldrop --signing-key FILE) "+
@@ -89,11 +92,47 @@ func (ix *Indexer) sign(ctx context.Context, c *catalog.Catalog, published []Cha
 	if err := ix.recordKey(ctx, c); err != nil {
 		return err
 	}
-	revision := c.Revision + 1
-	if err := ix.signVersions(ctx, c, unsigned(c, published, establish), revision); err != nil {
-		return err
+	if len(unsigned(c, published, establish)) > 0 {
+		return nil
 	}
-	return ix.signCatalogs(ctx, c, revision)
+	return ix.signCatalogs(ctx, c, c.Revision+1)
+}
+
+// signPublished signs the versions written (at c.Revision) that have no
+// bundle, each once, and attaches the bundles in one more catalog update,
+// with that revision's AI Catalog; it returns the catalog as written.
+func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, published []Change, establish bool) (*catalog.Catalog, error) {
+	if ix.key == nil {
+		return c, nil
+	}
+	todo := unsigned(c, published, establish)
+	if len(todo) == 0 {
+		return c, nil
+	}
+	bundles, err := ix.signVersions(ctx, todo, c.Revision)
+	if err != nil {
+		return c, err
+	}
+	out, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
+		attached := 0
+		for _, b := range bundles {
+			if b.attach(c) {
+				attached++
+			}
+		}
+		if attached == 0 && !ix.signingStale(c) {
+			return catalog.ErrNoChange
+		}
+		if err := ix.recordKey(ctx, c); err != nil {
+			return err
+		}
+		return ix.signCatalogs(ctx, c, c.Revision+1)
+	}, catalog.UpdateOptions{Limit: ix.maxCatalog})
+	if err != nil {
+		return c, fmt.Errorf("attach the bundles of revision %d: %w", c.Revision, err)
+	}
+	ix.log.DebugContext(ctx, "signed", "versions", len(bundles), "published_in", c.Revision, "revision", out.Revision)
+	return out, nil
 }
 
 // recordKey makes the indexer's key the catalog's current one, storing its
@@ -118,10 +157,12 @@ func (ix *Indexer) recordKey(ctx context.Context, c *catalog.Catalog) error {
 	return nil
 }
 
-// toSign is one version to sign: the entry's version at index i of its history.
+// toSign is one version to sign.
 type toSign struct {
-	e *catalog.Entry
-	i int
+	kind    catalog.Kind
+	id      string
+	entry   *catalog.Entry
+	version catalog.Version
 }
 
 // unsigned are the hosted versions of published without a bundle, and
@@ -130,13 +171,12 @@ func unsigned(c *catalog.Catalog, published []Change, establish bool) []toSign {
 	var out []toSign
 	seen := map[*catalog.Entry]bool{}
 	add := func(e *catalog.Entry) {
-		if e == nil || seen[e] || e.ExternalURL != "" || e.LoadHistory() != nil {
+		if e == nil || seen[e] || e.ExternalURL != "" || e.Withdrawn {
 			return
 		}
 		seen[e] = true
-		i := slices.IndexFunc(e.Versions, func(v catalog.Version) bool { return v.Label == e.Latest })
-		if i >= 0 && e.Versions[i].Bundle == nil {
-			out = append(out, toSign{e: e, i: i})
+		if v := e.LatestVersion(); v != nil && v.Bundle == nil {
+			out = append(out, toSign{kind: e.Kind, id: e.ID(), entry: e, version: *v})
 		}
 	}
 	for _, ch := range published {
@@ -150,9 +190,7 @@ func unsigned(c *catalog.Catalog, published []Change, establish bool) []toSign {
 		for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 			for _, e := range m {
 				if e.LiveAsRead() {
-					if v := e.LatestVersion(); v != nil && v.Bundle == nil {
-						add(e)
-					}
+					add(e)
 				}
 			}
 		}
@@ -160,40 +198,56 @@ func unsigned(c *catalog.Catalog, published []Change, establish bool) []toSign {
 	return out
 }
 
-// signVersions signs each version (ix.workers at a time), stores its
-// bundle and records it in the version.
-func (ix *Indexer) signVersions(ctx context.Context, c *catalog.Catalog, todo []toSign, revision int64) error {
-	if len(todo) == 0 {
-		return nil
+// signed is a version's bundle, stored, to attach.
+type signed struct {
+	toSign
+	bundle catalog.Bundle
+}
+
+// attach records the bundle in c's entry, when it still has the version
+// (the same bytes) without one; it reports whether it did.
+func (s signed) attach(c *catalog.Catalog) bool {
+	m := c.Skills
+	if s.kind == catalog.KindSubagent {
+		m = c.Subagents
 	}
+	e := m[s.id]
+	if e == nil || e.LoadHistory() != nil {
+		return false
+	}
+	for i := range e.Versions {
+		v := &e.Versions[i]
+		if v.Label == s.version.Label && v.Digest.Equal(s.version.Digest) && v.Bundle == nil {
+			b := s.bundle
+			v.Bundle = &b
+			e.SetVersions(e.Versions)
+			return true
+		}
+	}
+	return false
+}
+
+// signVersions signs each version as published at revision (ix.workers at
+// a time) and stores its bundle.
+func (ix *Indexer) signVersions(ctx context.Context, todo []toSign, revision int64) ([]signed, error) {
+	out := make([]signed, len(todo))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(ix.workers)
-	var mu sync.Mutex
-	for _, t := range todo {
-		v := t.e.Versions[t.i] // a copy: the entry is changed under mu
+	for i, t := range todo {
 		g.Go(func() error {
-			b, err := provenance.Sign(gctx, ix.key.signer, v.Digest, publicationOf(t.e, &v, revision))
+			b, err := provenance.Sign(gctx, ix.key.signer, t.version.Digest, publicationOf(t.entry, &t.version, revision))
 			if err != nil {
 				return err
 			}
 			d := digest.Of(b)
 			if err := ix.putBlob(gctx, d, b, provenance.BundleMediaType); err != nil {
-				return fmt.Errorf("write the bundle of %s %s: %w", t.e.ID(), v.Label, err)
+				return fmt.Errorf("write the bundle of %s %s: %w", t.id, t.version.Label, err)
 			}
-			mu.Lock()
-			t.e.Versions[t.i].Bundle = &catalog.Bundle{BlobRef: catalog.BlobRef{Digest: d, Size: int64(len(b))}, Key: ix.key.id}
-			mu.Unlock()
+			out[i] = signed{toSign: t, bundle: catalog.Bundle{BlobRef: catalog.BlobRef{Digest: d, Size: int64(len(b))}, Key: ix.key.id}}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	for _, t := range todo {
-		t.e.SetVersions(t.e.Versions) // the head is the latest version again
-	}
-	ix.log.DebugContext(ctx, "signed", "versions", len(todo), "revision", revision)
-	return nil
+	return out, g.Wait()
 }
 
 // publicationOf is what a version's statement records.

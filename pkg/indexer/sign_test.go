@@ -107,8 +107,10 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	c := e.catalog()
 	alpha := c.Skills["alpha"]
 	got := e.bundleOf(alpha, "1.0", key.Public())
+	// Published in one write, signed and attached in the next: the
+	// statement names the revision that published it.
 	want := provenance.Publication{Name: "alpha", Version: "1.0", Kind: "skill", Type: "skill-md", SourceKey: "skills/alpha.md",
-		CatalogRevision: c.Revision, PublishedAt: alpha.Version("1.0").PublishedAt.UTC()}
+		CatalogRevision: c.Revision - 1, PublishedAt: alpha.Version("1.0").PublishedAt.UTC()}
 	if got.Publication != want {
 		t.Errorf("the statement says %+v, want %+v", got.Publication, want)
 	}
@@ -136,7 +138,7 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	if *c.Skills["alpha"].Version("1.0").Bundle != first {
 		t.Error("the first version was signed again")
 	}
-	if v := e.bundleOf(c.Skills["alpha"], "2.0", key.Public()); v.Publication.CatalogRevision != c.Revision || v.Publication.Version != "2.0" {
+	if v := e.bundleOf(c.Skills["alpha"], "2.0", key.Public()); v.Publication.CatalogRevision != c.Revision-1 || v.Publication.Version != "2.0" {
 		t.Errorf("the second version's statement: %+v", v.Publication)
 	}
 
@@ -254,4 +256,40 @@ func TestReindexSignsWhatWasPublishedUnsigned(t *testing.T) {
 	if got := key.n.Load(); got != 3 {
 		t.Errorf("%d Sign calls, want 3 (two versions, one AI Catalog)", got)
 	}
+}
+
+// losingStore makes the next conditional writes of the catalog lose their
+// race, as when another indexer wrote first.
+type losingStore struct {
+	store.Store
+	lose atomic.Int64
+}
+
+func (s *losingStore) Put(ctx context.Context, key string, b []byte, o store.PutOptions) (store.Info, error) {
+	if key == catalog.Key && (o.IfMatch != "" || o.IfNoneMatch != "") && s.lose.Add(-1) >= 0 {
+		return store.Info{}, store.ErrPreconditionFailed
+	}
+	return s.Store.Put(ctx, key, b, o)
+}
+
+// TestALostRaceSignsNothingAgain: a publishing write that loses its race
+// is applied again without signing (it signed nothing); the version is
+// signed once, naming the revision that published it.
+func TestALostRaceSignsNothingAgain(t *testing.T) {
+	key := newSigner(t)
+	dir := newEnv(t).st
+	ls := &losingStore{Store: dir}
+	e := newEnvOn(t, ls, signedBy(key))
+	e.drop("skills/alpha.md", skillDoc("alpha", "1.0", "Alpha."))
+	calls := key.n.Load()
+	ls.lose.Store(1)
+	e.drop("skills/beta.md", skillDoc("beta", "1", "Beta."))
+	if got := key.n.Load() - calls; got != 2 {
+		t.Errorf("%d Sign calls for one version whose write lost a race, want 2 (the version once, the AI Catalog once)", got)
+	}
+	c := e.catalog()
+	if v := e.bundleOf(c.Skills["beta"], "1", key.Public()); v.Publication.CatalogRevision != c.Revision-1 {
+		t.Errorf("beta's statement names revision %d, it was published in %d", v.Publication.CatalogRevision, c.Revision-1)
+	}
+	e.aiCatalog(c, key.Public())
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,12 +18,13 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/provenance"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // signedBucket indexes files with a signing key for https://skills.example.com.
-func signedBucket(t *testing.T, key signing.Signer, files map[string]string) store.Store {
+func signedBucket(t testing.TB, key signing.Signer, files map[string]string) store.Store {
 	t.Helper()
 	st := store.NewMemory()
 	for k, body := range files {
@@ -287,4 +290,44 @@ func TestProvenanceLinks(t *testing.T) {
 			t.Errorf("%s: artifact %d, bundle %d %v", s.URI, art.Code, b.Code, err)
 		}
 	}
+}
+
+// BenchmarkRequestPathSigned is the request path of a signed catalog
+// against the same catalog unsigned, alternately in one run (pair): what
+// signing changed for the routes every client uses (ratio ~1 is within
+// noise), and the cost of the new routes (a bundle beside its artifact, the
+// AI Catalog) against the artifact and the index.
+func BenchmarkRequestPathSigned(b *testing.B) {
+	files := map[string]string{}
+	for i := range 1000 {
+		name := fmt.Sprintf("skill-%04d", i)
+		files["skills/"+name+".md"] = skilltest.SkillMD(name, "1", name+" does a thing")
+	}
+	key, _ := signing.Generate()
+	signed := newHarness(b, signedBucket(b, key, files)).srv
+	plain := newHarness(b, indexed(b, files)).srv
+	get := func(srv *Server, path string, want int) func() {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		return func() {
+			w := &discardWriter{h: http.Header{}}
+			srv.ServeHTTP(w, req)
+			if w.code != want {
+				b.Fatalf("GET %s: %d", path, w.code)
+			}
+		}
+	}
+	for _, tc := range []struct{ name, op, base string }{
+		{"index", routes.RFCIndex, routes.RFCIndex},
+		{"artifact", "/skills/skill-0500.md", "/skills/skill-0500.md"},
+		{"version-document", "/skills/v1/skill-0500/versions/1.json", "/skills/v1/skill-0500/versions/1.json"},
+		{"search", "/api/v1/skills?q=skill-05", "/api/v1/skills?q=skill-05"},
+	} {
+		b.Run(tc.name+"/signed-vs-unsigned", func(b *testing.B) { pair(b, get(signed, tc.op, 200), get(plain, tc.base, 200)) })
+	}
+	b.Run("bundle-vs-artifact", func(b *testing.B) {
+		pair(b, get(signed, "/skills/skill-0500.md.sigstore.json", 200), get(signed, "/skills/skill-0500.md", 200))
+	})
+	b.Run("ai-catalog-vs-index", func(b *testing.B) {
+		pair(b, get(signed, routes.AICatalog, 200), get(signed, routes.RFCIndex, 200))
+	})
 }
