@@ -33,7 +33,9 @@ func startServeWith(t *testing.T, dir string, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...), stdout, stderr)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
