@@ -97,7 +97,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 			errs = append(errs, err)
 			break
 		}
-		if c, err = ix.signPublished(ctx, c, d.published, pr.plan.establish); err != nil {
+		if c, err = ix.signPublished(ctx, c, d, pr.plan.establish); err != nil {
 			errs = append(errs, err)
 		}
 		cat = c
@@ -176,7 +176,7 @@ func (ix *Indexer) round(ctx context.Context, keys []string, orphans []target, o
 					return err // ErrNoChange
 				}
 				// The write happens: its part of the signing.
-				return ix.signInWrite(ctx, c, d.published, pr.plan.establish)
+				return ix.signInWrite(ctx, c, d, pr.plan.establish)
 			}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: read, ReadInfo: readInfo})
 			// Another writer won a race, or the catalog was read again.
 			raced := attempts > 1 || !onSnapshot

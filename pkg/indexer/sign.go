@@ -81,7 +81,7 @@ func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 // refuses to write a signed catalog without a key, records the key, and
 // signs the revision's AI Catalog unless versions wait for a bundle, in
 // which case the attaching write (signPublished) signs it.
-func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, published []Change, establish bool) error {
+func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, d *decisions, establish bool) error {
 	if ix.key == nil {
 		if k := c.Signing.CurrentKey(); k != nil {
 			return fmt.Errorf("%w (key %s): give it the key (the deployment's indexer has it; skilldrop --signing-key FILE) "+
@@ -92,20 +92,21 @@ func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, publishe
 	if err := ix.recordKey(ctx, c); err != nil {
 		return err
 	}
-	if len(unsigned(c, published, establish)) > 0 {
+	if len(unsigned(c, d, establish)) > 0 {
 		return nil
 	}
 	return ix.signCatalogs(ctx, c, c.Revision+1)
 }
 
-// signPublished signs the versions written (at c.Revision) that have no
-// bundle, each once, and attaches the bundles in one more catalog update,
-// with that revision's AI Catalog; it returns the catalog as written.
-func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, published []Change, establish bool) (*catalog.Catalog, error) {
+// signPublished signs the versions the round published (at c.Revision)
+// or found unchanged that have no bundle, each once, and attaches the
+// bundles in one more catalog update, with that revision's AI Catalog; it
+// returns the catalog as written.
+func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *decisions, establish bool) (*catalog.Catalog, error) {
 	if ix.key == nil {
 		return c, nil
 	}
-	todo := unsigned(c, published, establish)
+	todo := unsigned(c, d, establish)
 	if len(todo) == 0 {
 		return c, nil
 	}
@@ -165,9 +166,11 @@ type toSign struct {
 	version catalog.Version
 }
 
-// unsigned are the hosted versions of published without a bundle, and
-// with establish the latest version of every live entry without one.
-func unsigned(c *catalog.Catalog, published []Change, establish bool) []toSign {
+// unsigned are the latest versions without a bundle of the hosted entries
+// a round published or found unchanged (an upload indexed before the
+// indexer had a key, read again by a reconcile or a re-index fed through
+// the queue), and with establish of every live entry.
+func unsigned(c *catalog.Catalog, d *decisions, establish bool) []toSign {
 	var out []toSign
 	seen := map[*catalog.Entry]bool{}
 	add := func(e *catalog.Entry) {
@@ -179,11 +182,24 @@ func unsigned(c *catalog.Catalog, published []Change, establish bool) []toSign {
 			out = append(out, toSign{kind: e.Kind, id: e.ID(), entry: e, version: *v})
 		}
 	}
-	for _, ch := range published {
+	for _, ch := range d.published {
 		if ch.Kind == catalog.KindSubagent {
 			add(c.Subagents[ch.Name])
 		} else {
 			add(c.Skills[ch.ID()])
+		}
+	}
+	if len(d.unchanged) > 0 && !establish {
+		keys := map[string]bool{}
+		for _, k := range d.unchanged {
+			keys[k] = true
+		}
+		for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+			for _, e := range m {
+				if keys[e.Source] && e.LiveAsRead() {
+					add(e)
+				}
+			}
 		}
 	}
 	if establish {

@@ -293,3 +293,23 @@ func TestALostRaceSignsNothingAgain(t *testing.T) {
 	}
 	e.aiCatalog(c, key.Public())
 }
+
+// TestAReconcileSignsWhatItReadsUnsigned: a key read again (a reconcile,
+// or a re-index fed through the queue) whose version has no bundle is
+// signed, though nothing is published.
+func TestAReconcileSignsWhatItReadsUnsigned(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/alpha.md", skillDoc("alpha", "1.0", "Alpha."))
+	e.drop("skills/beta.md", skillDoc("beta", "1", "Beta."))
+	key := newSigner(t)
+	signed := newEnvOn(t, e.st, signedBy(key))
+	if res := signed.reconcile("skills/alpha.md"); len(res.Unchanged) != 1 {
+		t.Fatalf("alpha is not unchanged: %s", dump(res))
+	}
+	c := e.catalog()
+	e.bundleOf(c.Skills["alpha"], "1.0", key.Public())
+	if c.Skills["beta"].LatestVersion().Bundle != nil {
+		t.Error("beta, not read, was signed")
+	}
+	e.aiCatalog(c, key.Public())
+}
