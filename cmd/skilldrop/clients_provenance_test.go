@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -178,7 +179,8 @@ func (sv *signedOrigin) verify(t *testing.T) (string, int) {
 	t.Helper()
 	out, err := exec.Command(sv.bin, "verify", sv.origin, "--key", sv.pubFile).CombinedOutput()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
