@@ -16,13 +16,15 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/obs/cwmetrics"
+	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // inProcess is the indexer wired as functions/indexer wires it (S3 store,
-// CloudWatch metrics, audit events), reaching the emulator at endpoint,
-// and invoked as the Lambda runtime would: with the payload, answering JSON.
-func inProcess(tb testing.TB, endpoint, bucket string) func(context.Context, []byte) ([]byte, error) {
+// CloudWatch metrics, audit events, the signer if any), reaching the
+// emulator at endpoint, and invoked as the Lambda runtime would: with the
+// payload, answering JSON.
+func inProcess(tb testing.TB, endpoint, bucket string, signer signing.Signer) func(context.Context, []byte) ([]byte, error) {
 	tb.Helper()
 	cfg := awstest.ConfigFor(tb, endpoint)
 	logger := obs.NewLogger(io.Discard, slog.LevelWarn)
@@ -31,7 +33,7 @@ func inProcess(tb testing.TB, endpoint, bucket string) func(context.Context, []b
 		tb.Fatal(err)
 	}
 	ix, err := indexer.New(indexer.Config{Store: store.NewS3(cfg, bucket), Bucket: bucket, Metrics: metrics,
-		Auditor: obs.NewAuditor(logger), Logger: logger, Origins: []*url.URL{burst.Origin}})
+		Auditor: obs.NewAuditor(logger), Logger: logger, Origins: []*url.URL{burst.Origin}, Signer: signer})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func BenchmarkBurst(b *testing.B) {
 		for _, d := range []burst.Delivery{burst.Batched, burst.PerEvent} {
 			b.Run(c.Name(d), func(b *testing.B) {
 				s := burst.Prepare(b, cfg, c.Skills)
-				s.Invoke = inProcess(b, s.IndexerEndpoint, s.Bucket)
+				s.Invoke = inProcess(b, s.IndexerEndpoint, s.Bucket, nil)
 				burst.Bench(b, s, d, c)
 			})
 		}
@@ -73,7 +75,7 @@ func TestABurstIsAFewWrites(t *testing.T) {
 	cfg := awstest.Config(t)
 	start := time.Now()
 	s := burst.Prepare(t, cfg, 100)
-	s.Invoke = inProcess(t, s.IndexerEndpoint, s.Bucket)
+	s.Invoke = inProcess(t, s.IndexerEndpoint, s.Bucket, nil)
 	t.Logf("prepared in %s", time.Since(start))
 	const uploads = 40
 	f, err := burst.Run(context.Background(), *s, burst.Batched, "few", uploads, time.Minute)

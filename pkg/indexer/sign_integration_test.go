@@ -4,7 +4,6 @@ package indexer_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -108,7 +107,7 @@ func BenchmarkSignedBurst(b *testing.B) {
 	}{{"unsigned", nil}, {"kms", remote}} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := burst.Prepare(b, cfg, c.Skills)
-			s.Invoke = inProcessSigned(b, s.IndexerEndpoint, s.Bucket, tc.signer)
+			s.Invoke = inProcess(b, s.IndexerEndpoint, s.Bucket, tc.signer)
 			var figs []burst.Figures
 			var signs, writes, lost int
 			for b.Loop() {
@@ -139,24 +138,5 @@ func BenchmarkSignedBurst(b *testing.B) {
 				b.Error("the burst left no signed AI Catalog")
 			}
 		})
-	}
-}
-
-// inProcessSigned is inProcess with a signer.
-func inProcessSigned(tb testing.TB, endpoint, bucket string, s signing.Signer) func(context.Context, []byte) ([]byte, error) {
-	tb.Helper()
-	cfg := awstest.ConfigFor(tb, endpoint)
-	logger := obs.NewLogger(io.Discard, slog.LevelWarn)
-	ix, err := indexer.New(indexer.Config{Store: store.NewS3(cfg, bucket), Bucket: bucket, Auditor: obs.NewAuditor(logger), Logger: logger,
-		Origins: []*url.URL{burst.Origin}, Signer: s})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return func(ctx context.Context, payload []byte) ([]byte, error) {
-		v, err := ix.Respond(ctx, payload)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(v)
 	}
 }
