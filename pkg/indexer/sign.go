@@ -50,9 +50,6 @@ func newSigningKey(s signing.Signer) *signingKey {
 	return &signingKey{signer: s, id: signing.KeyID(s.Public()), pem: signing.PublicKeyPEM(s.Public())}
 }
 
-// KeyContentType is the media type of a stored public key.
-const KeyContentType = "application/x-pem-file"
-
 // signingStale reports whether c must be written although nothing else
 // changed: its signatures are not this indexer's (another key, or none),
 // not of its origins, or not of its revision (a round that stopped between
@@ -144,7 +141,7 @@ func (ix *Indexer) recordKey(ctx context.Context, c *catalog.Catalog) error {
 		return nil
 	}
 	d := digest.Of(ix.key.pem)
-	if err := ix.putBlob(ctx, d, ix.key.pem, KeyContentType); err != nil {
+	if err := ix.putBlob(ctx, d, ix.key.pem, signing.PublicKeyMediaType); err != nil {
 		return fmt.Errorf("write the signing key: %w", err)
 	}
 	if c.Signing == nil {

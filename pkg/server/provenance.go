@@ -20,9 +20,6 @@ import (
 // What the indexer signed is served as it was stored: the request path
 // reads the bytes the catalog pins, re-hashes them, and never signs.
 
-// keyContentType is the media type of the signing key's PEM.
-const keyContentType = "application/x-pem-file"
-
 // serveProvenance answers the AI Catalog of the request's origin, the DID
 // document of the signing keys and the current key. A catalog signed by
 // no key answers 404 on all three, as does an origin the AI Catalog was
@@ -61,7 +58,7 @@ func (s *Server) serveProvenance(w http.ResponseWriter, r *http.Request, rq *req
 		}
 		rend := keyRendition(k)
 		if body, ok := s.readSigned(w, r, rq, snap, rend); ok {
-			serveSigned(w, r, body, rend, keyContentType)
+			serveSigned(w, r, body, rend, signing.PublicKeyMediaType)
 		}
 	case routes.DIDDocument:
 		if sg.CurrentKey() == nil {

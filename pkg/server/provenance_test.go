@@ -62,7 +62,7 @@ func TestProvenanceRoutes(t *testing.T) {
 
 	// The key, as a PEM and in the DID document.
 	w := h.do("GET", "/.well-known/skilldrop/signing-key.pem")
-	if w.Code != 200 || w.Header().Get("Content-Type") != keyContentType {
+	if w.Code != 200 || w.Header().Get("Content-Type") != signing.PublicKeyMediaType {
 		t.Fatalf("signing key: %d %s", w.Code, w.Body)
 	}
 	if pub, err := signing.ParsePublicKeyPEM(w.Body.Bytes()); err != nil || !pub.Equal(key.Public()) {

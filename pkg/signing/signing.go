@@ -37,6 +37,10 @@ type Signer interface {
 	Public() *ecdsa.PublicKey
 }
 
+// PublicKeyMediaType is the media type of a public key's PEM, as it is
+// stored and served.
+const PublicKeyMediaType = "application/x-pem-file"
+
 // ErrKey is wrapped by every error about a key that is not a P-256 key in
 // the expected encoding.
 var ErrKey = errors.New("signing: unusable key")
