@@ -132,6 +132,10 @@ $(GOLANGCI):
 # aws-lambda-rie, the Lambda Runtime Interface Emulator; only this pseudo-version is served.
 RIE_VERSION := v0.0.0-20261030222936-bef5c4ba774d
 RIE         := $(BIN)/aws-lambda-rie-$(RIE_VERSION)
+# cosign, the Sigstore CLI the tests verify every served bundle with (built from the Go module proxy with this
+# machine's Go: v3.1.3's go.mod asks for go 1.26.0, so no other toolchain is fetched).
+COSIGN_VERSION := v3.1.3
+COSIGN         := $(BIN)/cosign-$(COSIGN_VERSION)
 # The e2e tests run the bootstraps for the host (Linux: GOOS is always linux) and measure the arm64 ones
 # template.yaml deploys; both go under build/e2e/<GOARCH>/<function>/bootstrap.
 E2E_BUILD   := $(CURDIR)/build/e2e
@@ -146,11 +150,6 @@ e2e: $(RIE) $(COSIGN) ## the Lambda binaries under aws-lambda-rie, driven with e
 	$(call lambda-bootstrap,api,$(E2E_BUILD)/arm64/api,arm64)
 	SKILLDROP_E2E_RIE=$(RIE) SKILLDROP_E2E_BUILD=$(E2E_BUILD) SKILLDROP_COSIGN=$(COSIGN) scripts/emulator.sh run \
 		$(GO) test -count=1 -v -tags e2e -ldflags '$(VERSION_LDFLAGS)' -bench . -benchtime $(E2E_BENCHTIME) ./e2e/...
-
-# cosign, the Sigstore CLI the tests verify every served bundle with (built from the Go module proxy with this
-# machine's Go: v3.1.3's go.mod asks for go 1.26.0, so no other toolchain is fetched).
-COSIGN_VERSION := v3.1.3
-COSIGN         := $(BIN)/cosign-$(COSIGN_VERSION)
 
 .PHONY: cosign
 cosign: $(COSIGN) ## the pinned cosign (.bin/cosign-VERSION), for the e2e and clients tiers
