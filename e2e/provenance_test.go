@@ -84,7 +84,7 @@ func (rt *rieTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // skilldrop verify's checker verifies the whole origin through the api
 // binary, and a tampered artifact or bundle in the bucket fails both, with
 // a 503 from the api. The indexer asks KMS for one signature per published
-// version and one for the revision's AI Catalog.
+// version and one for the AI Catalog of the write that attaches the bundles.
 func TestProvenanceThroughTheRuntimeAPI(t *testing.T) {
 	cosign := cosigntest.Need(t)
 	cfg := awstest.Config(t)
@@ -122,7 +122,7 @@ func TestProvenanceThroughTheRuntimeAPI(t *testing.T) {
 		}
 	}
 	signs, gets := calls.Count("Sign"), calls.Count("GetPublicKey")
-	t.Logf("KMS calls for a re-index publishing %d versions (%d hosted, signed) in one revision: Sign %d, GetPublicKey %d (at start-up)",
+	t.Logf("KMS calls for a re-index publishing %d versions (%d hosted, signed), then attaching their bundles with the AI Catalog: Sign %d, GetPublicKey %d (at start-up)",
 		len(res.Published), bundles, signs, gets)
 	if bundles == 0 || signs != bundles+1 || gets != 1 {
 		t.Errorf("KMS: %d Sign and %d GetPublicKey calls for %d signed versions and 1 revision, want %d and 1", signs, gets, bundles, bundles+1)
