@@ -273,10 +273,14 @@ func publicationOf(e *catalog.Entry, v *catalog.Version, revision int64) provena
 	if source == "" {
 		source = e.Source
 	}
-	return provenance.Publication{
+	p := provenance.Publication{
 		Name: e.Name, Version: v.Label, Kind: string(e.Kind), Listing: e.Listing, Type: typ,
 		SourceKey: source, CatalogRevision: revision, PublishedAt: v.PublishedAt,
 	}
+	if v.Scan != nil {
+		p.Scan = &provenance.Scan{Verdict: string(v.Scan.Verdict), Engine: v.Scan.Engine}
+	}
+	return p
 }
 
 // signCatalogs signs the AI Catalog of each origin for revision and pins it.

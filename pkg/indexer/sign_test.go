@@ -111,6 +111,12 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	// statement names the revision that published it.
 	want := provenance.Publication{Name: "alpha", Version: "1.0", Kind: "skill", Type: "skill-md", SourceKey: "skills/alpha.md",
 		CatalogRevision: c.Revision - 1, PublishedAt: alpha.Version("1.0").PublishedAt.UTC()}
+	// The content scan's verdict, as the catalog recorded it.
+	sc := alpha.Version("1.0").Scan
+	if sc == nil || got.Publication.Scan == nil || got.Publication.Scan.Verdict != string(sc.Verdict) || got.Publication.Scan.Engine != sc.Engine {
+		t.Errorf("the statement's scan is %+v, the version's %+v", got.Publication.Scan, sc)
+	}
+	got.Publication.Scan = nil
 	if got.Publication != want {
 		t.Errorf("the statement says %+v, want %+v", got.Publication, want)
 	}

@@ -62,11 +62,11 @@ type Publication struct {
 	Scan *Scan `json:"scan,omitempty"`
 }
 
-// Scan is a recorded content-scan result, as the predicate carries it.
+// Scan is a recorded content-scan result, as the predicate carries it: the
+// verdict (clean, warn) and the engine (rule pack) version that gave it.
 type Scan struct {
 	Verdict string `json:"verdict"`
-	// Rules names the rule pack (and its version) that judged the bytes.
-	Rules string `json:"rules,omitempty"`
+	Engine  string `json:"engine,omitempty"`
 }
 
 // statement is an in-toto Statement v1 of one subject.

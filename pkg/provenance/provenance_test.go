@@ -58,7 +58,7 @@ func TestSignAndVerify(t *testing.T) {
 	}
 
 	withScan := publication()
-	withScan.Scan = &Scan{Verdict: "clean", Rules: "builtin@3"}
+	withScan.Scan = &Scan{Verdict: "clean", Engine: "builtin@3"}
 	b2, err := Sign(context.Background(), key, d, withScan)
 	if err != nil {
 		t.Fatal(err)
