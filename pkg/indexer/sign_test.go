@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/aicatalog"
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
@@ -166,7 +167,7 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	doc := e.aiCatalog(c, key.Public())
 	v := catalog.Compile(c, "")
 	wantFeeds := map[string]string{
-		routes.RFCIndex:                  feeddoc.Render(discovery.TopLevel(v, false, testOrigin), feeddoc.RequestLevel).Digest.String(),
+		routes.RFCIndex:                  feeddoc.Render(discovery.TopLevel(v, audience.Anonymous, testOrigin), feeddoc.RequestLevel).Digest.String(),
 		routes.ListingIndex("partner-a"): listingDigest(t, v, "partner-a"),
 	}
 	if len(doc.Entries) != len(wantFeeds) {
@@ -192,7 +193,7 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 }
 
 func listingDigest(t *testing.T, v *catalog.View, name string) string {
-	idx, ok := discovery.Listing(v, name, false, testOrigin)
+	idx, ok := discovery.Listing(v, name, audience.Anonymous, testOrigin)
 	if !ok {
 		t.Fatalf("listing %s shows nothing", name)
 	}
