@@ -47,9 +47,21 @@ VERSION_LDFLAGS := -X github.com/skilldrop/skilldrop/pkg/buildinfo.version=$(VER
 .PHONY: build
 build: build-lambda cli ## the Lambda binaries (build/*/bootstrap, linux/arm64) and the CLI (bin/skilldrop)
 
+# The CLI is built for GOOS/GOARCH (`make cli GOOS=windows GOARCH=amd64`; unset: this machine), static (no cgo,
+# so it runs on any machine of that platform). For this machine it is bin/skilldrop; for any other platform
+# bin/skilldrop-GOOS-GOARCH (.exe for Windows), so a cross build never overwrites the one make run uses.
+# CLI_DIR is where it goes (bin).
+CLI_DIR      ?= bin
+# (GOOS and GOARCH are read as make variables: $(shell) does not see the command line's before make 4.4.)
+CLI_PLATFORM := $(shell $(GO) env GOOS GOARCH GOHOSTOS GOHOSTARCH)
+CLI_GOOS     := $(or $(GOOS),$(word 1,$(CLI_PLATFORM)))
+CLI_GOARCH   := $(or $(GOARCH),$(word 2,$(CLI_PLATFORM)))
+CLI_CROSS    := $(if $(filter $(word 3,$(CLI_PLATFORM))/$(word 4,$(CLI_PLATFORM)),$(CLI_GOOS)/$(CLI_GOARCH)),,yes)
+CLI_OUT      := $(CLI_DIR)/skilldrop$(if $(CLI_CROSS),-$(CLI_GOOS)-$(CLI_GOARCH))$(if $(filter windows,$(CLI_GOOS)),.exe)
+
 .PHONY: cli
-cli: ## the operator CLI alone, for this machine: bin/skilldrop (no Lambda cross-compiling)
-	$(GO) build -trimpath -ldflags '$(VERSION_LDFLAGS)' -o bin/skilldrop ./cmd/skilldrop
+cli: ## the operator CLI alone: bin/skilldrop for this machine, bin/skilldrop-GOOS-GOARCH with GOOS=/GOARCH= (static)
+	CGO_ENABLED=0 $(if $(CLI_CROSS),GOOS=$(CLI_GOOS) GOARCH=$(CLI_GOARCH) )$(GO) build -trimpath -ldflags '$(VERSION_LDFLAGS)' -o $(CLI_OUT) ./cmd/skilldrop
 
 # The example bucket is copied, so indexing (catalog/, blobs/, .skilldrop/) never writes into the repository.
 # The copy is kept between runs (edit it: it is re-indexed as it changes); `make run-reset` starts afresh.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,5 +72,39 @@ func TestMakeCLIBuildsTheCLIAlone(t *testing.T) {
 		if !strings.Contains(help, target) {
 			t.Errorf("make help does not list %s:\n%s", strings.TrimSpace(target), help)
 		}
+	}
+}
+
+// TestMakeCLICrossBuilds: `make cli GOOS=… GOARCH=…` builds a static CLI
+// for that platform as CLI_DIR/skilldrop-GOOS-GOARCH (.exe for Windows),
+// never over the host's bin/skilldrop: Windows (the store's lock is
+// LockFileEx there, flock elsewhere) and macOS on Apple silicon.
+func TestMakeCLICrossBuilds(t *testing.T) {
+	for _, tt := range []struct {
+		goos, goarch, file string
+		magic              []byte
+	}{
+		{"windows", "amd64", "skilldrop-windows-amd64.exe", []byte("MZ")},
+		{"darwin", "arm64", "skilldrop-darwin-arm64", []byte{0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0x00, 0x00, 0x01}}, // Mach-O 64, CPU_TYPE_ARM64
+	} {
+		t.Run(tt.goos+"-"+tt.goarch, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			plan := runMake(t, "-n", "cli", "GOOS="+tt.goos, "GOARCH="+tt.goarch, "CLI_DIR="+dir)
+			if !strings.Contains(plan, "CGO_ENABLED=0 GOOS="+tt.goos+" GOARCH="+tt.goarch+" ") {
+				t.Errorf("make -n cli is not a static build for %s/%s:\n%s", tt.goos, tt.goarch, plan)
+			}
+			runMake(t, "cli", "GOOS="+tt.goos, "GOARCH="+tt.goarch, "CLI_DIR="+dir)
+			b, err := os.ReadFile(filepath.Join(dir, tt.file))
+			if err != nil {
+				t.Fatalf("make cli GOOS=%s GOARCH=%s: %v", tt.goos, tt.goarch, err)
+			}
+			if !bytes.HasPrefix(b, tt.magic) {
+				t.Errorf("%s does not start as a %s/%s executable: % x", tt.file, tt.goos, tt.goarch, b[:min(len(b), 8)])
+			}
+			if _, err := os.Stat(filepath.Join(dir, "skilldrop")); err == nil {
+				t.Errorf("the cross build wrote %s/skilldrop, the host's binary", dir)
+			}
+		})
 	}
 }

@@ -26,7 +26,8 @@ import (
 // bytes or the new, never a mix): they go to a temporary file that is synced
 // and renamed into place. Conditional writes are race-free between
 // goroutines and between processes sharing the directory: every write and
-// delete holds an exclusive flock on a lock file. ETags are derived from the
+// delete holds an exclusive lock on a lock file (flock on Unix, LockFileEx on
+// Windows). ETags are derived from the
 // file's identity (device, inode, size, modification time) rather than its
 // content, so Get, Head and List never read a file twice: every Put renames
 // a new file into place, so the ETag changes with every write (even of the
@@ -299,10 +300,7 @@ func (s *section) Close() error { return s.f.Close() }
 // describe builds an object's Info from its file's metadata.
 func describe(key string, fi fs.FileInfo) Info {
 	var id [32]byte
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		binary.LittleEndian.PutUint64(id[0:], uint64(st.Dev)) //nolint:gosec,unconvert // bits, not arithmetic
-		binary.LittleEndian.PutUint64(id[8:], st.Ino)
-	}
+	fileIdentity(fi, id[:16])
 	binary.LittleEndian.PutUint64(id[16:], uint64(fi.Size()))
 	binary.LittleEndian.PutUint64(id[24:], uint64(fi.ModTime().UnixNano()))
 	sum := sha256.Sum256(id[:])
@@ -364,7 +362,7 @@ func (d *Dir) lock() (func(), error) {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_EX); err != nil {
+	if err := lockFile(f); err != nil {
 		_ = f.Close()
 		d.mu.Unlock()
 		return nil, fmt.Errorf("lock %s: %w", dirLock, err)
@@ -372,29 +370,10 @@ func (d *Dir) lock() (func(), error) {
 	return func() {
 		// Closing the file releases the flock too; unlocking first makes
 		// the order explicit.
-		_ = flock(f, syscall.LOCK_UN)
+		_ = unlockFile(f)
 		_ = f.Close()
 		d.mu.Unlock()
 	}, nil
-}
-
-func flock(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			ferr = syscall.Flock(int(fd), how)
-			if !errors.Is(ferr, syscall.EINTR) {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return ferr
 }
 
 // classify turns the errors that mean "no object at this key" into
