@@ -247,6 +247,24 @@ func TestDescriptionIsPlainText(t *testing.T) {
 		{"closing tag", "text</description>", false},
 		{"comment", "a <!-- hidden --> b", false},
 		{"processing instruction", "<?xml version='1.0'?>", false},
+		{"ampersands that are no reference", "Tom & Jerry; R&D, AT&T, &&, a&b", true},
+		{"prose that names a scheme", "Lints JavaScript: ESLint rules; reads metadata:title and data: tables", true},
+		{"a URL and brackets without a link", "See https://example.com/docs [beta] (c) [d] (e)", true},
+		{"a hex reference to a bidi override", "Safe skill &#x202e;gnp.exe", false},
+		{"a decimal reference to a bidi override", "Safe skill &#8238;gnp.exe", false},
+		{"a reference without its semicolon", "Safe skill &#x202egnp.exe", false},
+		{"a double-encoded reference", "Safe skill &amp;#x202e;gnp.exe", false},
+		{"references to a tag", "&lt;script&gt;alert(1)&lt;/script&gt;", false},
+		{"a harmless reference", "Tom &amp; Jerry", false},
+		{"a named reference without its semicolon", "&copy 2026", false},
+		{"a javascript: link", "Click [x](javascript:alert(1))", false},
+		{"an image", "Hi ![img](http://tracker.example/p.gif?u=1)", false},
+		{"a link reference definition", "See [docs].\n[docs]: http://tracker.example/", false},
+		{"a data: URL", "Open data:text/html;base64,PHNjcmlwdD4=", false},
+		{"a javascript: URL in capitals", "JAVASCRIPT:alert(1)", false},
+		{"a vbscript: URL", "vbscript:msgbox(1)", false},
+		{"an autolink", "<javascript:alert(1)>", false},
+		{"a link spelt with references", "[x]&#40;javascript:alert(1))", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			quoted := strconv.Quote(tt.desc) // a YAML double-quoted scalar reads Go's escapes back
@@ -273,5 +291,16 @@ func TestDescriptionIsPlainText(t *testing.T) {
 	}
 	if err := ValidateDescription("a <script>x</script>"); err == nil || !strings.Contains(err.Error(), `"<script>" at character 3`) {
 		t.Errorf("the message does not quote the markup: %v", err)
+	}
+	for desc, want := range map[string]string{
+		"Safe &#x202e;exe":              "U+202E at character 6 once its character references are decoded",
+		"&lt;script&gt;":                `markup ("<script>" at character 1 once its character references are decoded`,
+		"Tom &amp; Jerry":               `the character reference "&amp;" at character 5, which an HTML page shows as "&"`,
+		"go ![img](http://t.example/p)": `markdown link or image ("![img](http://t.example/p)" at character 4)`,
+		"a data:image/png;base64,AAAA":  `script or data URL ("data:image/png;base64,AAAA" at character 3)`,
+	} {
+		if err := ValidateDescription(desc); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateDescription(%q) = %v\nwant it to say %q", desc, err, want)
+		}
 	}
 }

@@ -93,7 +93,9 @@ func TestDefaultVisibility(t *testing.T) {
 // TestDescriptionOverridesArePlainText: an override is held to the
 // frontmatter's rule (skillmd.ValidateDescription).
 func TestDescriptionOverridesArePlainText(t *testing.T) {
-	for _, desc := range []string{`"Safe \u202egnp.exe"`, `"zero\u200bwidth"`, `"<img src=x onerror=alert(1)>"`, `"bell \a"`} {
+	for _, desc := range []string{`"Safe \u202egnp.exe"`, `"zero\u200bwidth"`, `"<img src=x onerror=alert(1)>"`, `"bell \a"`,
+		`"Safe &#x202e;gnp.exe"`, `"Safe &#8238;gnp.exe"`, `"&lt;script&gt;"`, `"[x](javascript:alert(1))"`,
+		`"![img](http://tracker.example/p.gif)"`, `"data:text/html;base64,PHNjcmlwdD4="`} {
 		doc := "version: 1\nskills:\n  - name: a\n    description: " + desc + "\n"
 		_, err := Parse([]byte(doc))
 		var e *Error
