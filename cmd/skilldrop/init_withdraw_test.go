@@ -42,6 +42,12 @@ func TestInitValidatePublishWithdraw(t *testing.T) {
 		!strings.Contains(errOut, "skill my-skil is not published in "+bucket+" (did you mean my-skill?)") {
 		t.Fatalf("withdraw of a misspelt name: exit %d, %q %q", code, out, errOut)
 	}
+	// The key it was published from, or its name in capitals: the name itself is suggested.
+	for _, asked := range []string{"skills/my-skill.zip", "MY-SKILL"} {
+		if code, _, errOut := builtRun(t, work, "withdraw", "--dir", bucket, asked); code != exitFailure || !strings.Contains(errOut, "(did you mean my-skill?)") {
+			t.Fatalf("withdraw %s: exit %d, %q", asked, code, errOut)
+		}
+	}
 	code, out, errOut := builtRun(t, work, "withdraw", "--dir", bucket, "--json", "my-skill")
 	var w withdrawal
 	if err := json.Unmarshal([]byte(out), &w); err != nil || code != exitOK || w.Result != "withdrawn" || w.Key != "skills/my-skill.zip" {

@@ -205,3 +205,24 @@ func TestClosestNameIsDeterministic(t *testing.T) {
 		t.Errorf("ClosestName(ab) = %q: two edits of a two-letter name are no slip", got)
 	}
 }
+
+// TestClosestNamePrefersTheSameName: a name that is the one asked for but
+// for case or the key around it wins over names a few edits away, which
+// would otherwise be suggested (or nothing would: four capitals are four
+// edits).
+func TestClosestNamePrefersTheSameName(t *testing.T) {
+	names := map[string]bool{"pdf-tools": true, "pdf-tool": true, "pdf-toolsx": true, "md": true}
+	for _, s := range []string{"PDF-Tools", "pdf-tools.md", "PDF-TOOLS.ZIP", "pdf-tools.tar.gz", "skills/pdf-tools.md",
+		"skills/pdf-tools/SKILL.md", "listings/p/skills/Pdf-Tools.tgz"} {
+		if got := ClosestName(s, names); got != "pdf-tools" {
+			t.Errorf("ClosestName(%q) = %q, want pdf-tools", s, got)
+		}
+	}
+	// One edit from two names, and the same as neither: the first in byte order.
+	if got := ClosestName("pdf-toolz", names); got != "pdf-tool" {
+		t.Errorf("ClosestName(pdf-toolz) = %q, want pdf-tool", got)
+	}
+	if got := ClosestName("Deploy-X", map[string]bool{"deploy-a": true}); got != "deploy-a" {
+		t.Errorf("ClosestName(Deploy-X) = %q: case is no edit", got)
+	}
+}

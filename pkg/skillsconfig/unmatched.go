@@ -2,7 +2,9 @@ package skillsconfig
 
 import (
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -152,15 +154,29 @@ func (p Published) elsewhere(u Unmatched) string {
 }
 
 // ClosestName returns the name among names nearest to s when it is near
-// enough to be a slip (closest's measure); ties go to the first in byte
-// order, so the answer does not depend on map order.
+// enough to be a slip (closest's measure, case ignored); ties go to the
+// first in byte order, so the answer does not depend on map order. A name
+// that is s but for case, or for the key around it (PDF-Tools,
+// pdf-tools.md, skills/pdf-tools/SKILL.md), wins over every name a few
+// edits away.
 func ClosestName(s string, names map[string]bool) string {
+	bare := bareName(s)
+	exact := ""
+	for n := range names {
+		if bareName(n) == bare && (exact == "" || n < exact) {
+			exact = n
+		}
+	}
+	if exact != "" {
+		return exact
+	}
+	s = strings.ToLower(s)
 	best, limit := "", 2
 	for n := range names {
 		if abs(len(n)-len(s)) > limit {
 			continue // the distance is at least the difference in length
 		}
-		d := distance(s, n)
+		d := distance(s, strings.ToLower(n))
 		if d > limit || 2*d >= len(s) {
 			continue
 		}
@@ -169,6 +185,23 @@ func ClosestName(s string, names map[string]bool) string {
 		}
 	}
 	return best
+}
+
+// bareName is the name a key or file name names, in lower case: the
+// folder of a SKILL.md or agent.md, else the last path element without a
+// skill's extension.
+func bareName(s string) string {
+	s = strings.ToLower(s)
+	if dir, file := path.Split(s); file == "skill.md" || file == "agent.md" {
+		s = strings.TrimSuffix(dir, "/")
+	}
+	s = path.Base(s)
+	for _, ext := range []string{".tar.gz", ".tgz", ".zip", ".md"} {
+		if b, ok := strings.CutSuffix(s, ext); ok && b != "" {
+			return b
+		}
+	}
+	return s
 }
 
 func abs(x int) int {
