@@ -15,6 +15,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/publish"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -38,11 +39,12 @@ With --dir the upload is indexed at once (catalog/, blobs/ and .skilldrop/ are w
 indexer Lambda indexes it on its event, and publish waits for that (--wait, default 2m) to report what the
 catalog then holds, never what it foresaw:
   published <key> <name> <version> <digest>   the catalog serves these bytes as the entry's latest version
-  unchanged <key> <name> <version> <digest>   it already did, from that key
+  unchanged <key> <name> <version> <digest>   it already did, from that key (held or not)
   held <key> <name> <version> <digest>        the indexer holds it until a valid agent-skills.yaml is in force
   rejected <path> <code>: <message>           refused (before the upload, or by the indexer)
   uploaded <key> <name> <version> <digest>    uploaded, and not indexed within --wait (or --wait 0: not waited for)
-A held or uploaded line is followed by a note on stderr saying why. With --json, one JSON document (its shape is
+A held or uploaded line is followed by a note on stderr saying why; every result but held is followed by a
+warning when the bucket's agent-skills.yaml is invalid, deleted or unreadable (new publications are held). With --json, one JSON document (its shape is
 in the README).
 
 exit status: 0 published or unchanged (or uploaded with --wait 0), 1 rejected or failed, 2 on usage errors (a bad
@@ -206,7 +208,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		// What indexing did, not what Check foresaw; a rejection the status
 		// document held already (the same bytes refused the same way) is
 		// in the result, not recorded again.
-		unchanged = slices.Contains(res.Unchanged, up.Key)
+		unchanged = unchanged || slices.Contains(res.Unchanged, up.Key)
 		for _, r := range res.Rejected {
 			if r.Key != up.Key {
 				continue // the config's own, say, which holds the upload
@@ -224,6 +226,10 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fate.Result = indexer.FatePublished
 	case wait == 0:
 		p.Result, p.Message = resultUploaded, "not waited for (--wait 0): the indexer indexes it on its event; `skilldrop status` shows what it did"
+		if err := warnHold(ctx, st, &p); err != nil {
+			printf(stderr, "skilldrop publish: uploaded %s; then %v\n", up.Key, err)
+			return exitFailure
+		}
 		return report(p, exitOK)
 	default:
 		if fate, err = awaitFate(ctx, st, u, wait); err != nil {
@@ -238,6 +244,10 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if fate.Version != "" {
 			p.Version = fate.Version
+		}
+		if err := warnHold(ctx, st, &p); err != nil {
+			printf(stderr, "skilldrop publish: %v\n", err)
+			return exitFailure
 		}
 		return report(p, exitOK)
 	case indexer.FateHeld:
@@ -257,6 +267,51 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		p.Message = "indexed, but the catalog holds neither a publication nor a rejection of it; `skilldrop status` shows what it holds"
 	}
 	return report(p, exitPending)
+}
+
+// warnHold adds a warning to p when the target's indexer holds new
+// publications, or will once it reads the bucket's agent-skills.yaml: the
+// catalog records the config as invalid, missing or unreadable, or the
+// bucket holds one that the catalog does not and that does not parse (say,
+// uploaded just now). What publish reports stands; the next publication
+// waits.
+func warnHold(ctx context.Context, st store.Store, p *publication) error {
+	c, _, err := catalog.Load(ctx, st)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c = catalog.New()
+	case err != nil:
+		return err
+	}
+	if note := indexer.HoldNote(c); note != "" {
+		p.Warnings = append(p.Warnings, note)
+		return nil
+	}
+	doc, info, err := store.ReadAll(ctx, st, skillsconfig.Key, skillsconfig.MaxBytes)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if c.Config != nil {
+			p.Warnings = append(p.Warnings, "the bucket's agent-skills.yaml was deleted: once the indexer reads the bucket it holds "+
+				"every new publication until a valid one is in force")
+		}
+		return nil
+	case errors.Is(err, store.ErrAccessDenied):
+		return nil // publish may not read it; status can
+	case errors.Is(err, store.ErrTooLarge):
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the bucket's agent-skills.yaml is larger than %d bytes: the indexer refuses it "+
+			"and holds every new publication until a valid one is in force", skillsconfig.MaxBytes))
+		return nil
+	case err != nil:
+		return fmt.Errorf("read %s: %w", skillsconfig.Key, err)
+	}
+	if c.Config != nil && (c.Config.ETag == info.ETag || digest.Of(doc).Equal(c.Config.Digest)) {
+		return nil // the config in force
+	}
+	if _, err := skillsconfig.Parse(doc); err != nil {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("the bucket's agent-skills.yaml is invalid (%v): the indexer holds every new "+
+			"publication until a valid one is in force; `skilldrop validate` checks a config before it is uploaded", err))
+	}
+	return nil
 }
 
 // pollEvery is how often a command waiting for the indexer reads the

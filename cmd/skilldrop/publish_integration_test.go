@@ -41,7 +41,7 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 	ctx := context.Background()
 	src := t.TempDir()
 	skilltest.WriteFiles(t, src, map[string]string{
-		"one.md": skillDoc("one"), "two.md": skillDoc("two"), "three.md": skillDoc("three"), "four.md": skillDoc("four"),
+		"one.md": skillDoc("one"), "two.md": skillDoc("two"), "three.md": skillDoc("three"), "four.md": skillDoc("four"), "five.md": skillDoc("five"),
 	})
 	put := func(key, body string) {
 		t.Helper()
@@ -93,6 +93,14 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// The bytes the catalog serves already, uploaded again while the config
+	// is refused: unchanged (not held), and the refusal is said, waited for or not.
+	for _, wait := range []string{"30s", "0"} {
+		code, out, errOut = publish("one", wait)
+		if code != exitOK || !strings.HasPrefix(out, "unchanged skills/one.md one ") || !strings.Contains(errOut, "agent-skills.yaml is invalid") {
+			t.Fatalf("publish --wait %s of the same bytes under an invalid config: exit %d, stdout %q, stderr %q; want unchanged and a warning", wait, code, out, errOut)
+		}
+	}
 	put("agent-skills.yaml", "version: 1\n")
 	if _, err := ix.Reconcile(ctx, "agent-skills.yaml"); err != nil {
 		t.Fatal(err)
@@ -117,6 +125,13 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 	code, out, errOut = publish("four", "2s")
 	if code != exitPending || !strings.HasPrefix(out, "uploaded skills/four.md four ") || !strings.Contains(errOut, "not indexed within 2s") {
 		t.Fatalf("publish with no indexer: exit %d, stdout %q, stderr %q; want uploaded, exit 4", code, out, errOut)
+	}
+	// An invalid config no indexer has read yet: --wait 0 says it will hold the upload.
+	put("agent-skills.yaml", "version: 1\nskills:\n  - name: five\n    visibility: secret\n")
+	code, out, errOut = publish("five", "0")
+	if code != exitOK || !strings.HasPrefix(out, "uploaded skills/five.md five ") ||
+		!strings.Contains(errOut, "warning five.md: the bucket's agent-skills.yaml is invalid (") {
+		t.Fatalf("publish --wait 0 under a config not read yet: exit %d, stdout %q, stderr %q; want uploaded and a warning", code, out, errOut)
 	}
 }
 

@@ -42,3 +42,29 @@ func TestPublishSaysHeld(t *testing.T) {
 		t.Fatalf("publish once the config is fixed: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestPublishSaysUnchangedWhileHeld, through the built command on a
+// directory: the bytes the catalog already serves from a key, uploaded
+// again while the config is invalid, are unchanged (exit 0, JSON too), not
+// held: nothing waits for a config, and the URL serves them.
+func TestPublishSaysUnchangedWhileHeld(t *testing.T) {
+	bucket, src := t.TempDir(), t.TempDir()
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\nskills:\n  - name: first\n"})
+	skilltest.WriteFiles(t, src, map[string]string{"first.md": skillDoc("first")})
+	if code, out, errOut := builtRun(t, src, "publish", "--dir", bucket, "first.md"); code != exitOK || !strings.HasPrefix(out, "published skills/first.md first ") {
+		t.Fatalf("publish under a valid config: exit %d, %q %q", code, out, errOut)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\nskills:\n  - name: first\n    visibilty: authenticated\n"})
+	code, out, errOut := builtRun(t, src, "publish", "--dir", bucket, "first.md")
+	if code != exitOK || !strings.HasPrefix(out, "unchanged skills/first.md first ") {
+		t.Fatalf("the same bytes again under an invalid config: exit %d, stdout %q, stderr %q; want exit 0, unchanged", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "agent-skills.yaml is invalid") {
+		t.Errorf("publish does not warn that the bucket's config is invalid: %q", errOut)
+	}
+	code, out, _ = builtRun(t, src, "publish", "--dir", bucket, "--json", "first.md")
+	var p publication
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code != exitOK || p.Result != "unchanged" {
+		t.Fatalf("publish --json of the same bytes under an invalid config: exit %d, %v, %s", code, err, out)
+	}
+}

@@ -48,6 +48,11 @@ type Upload struct {
 // status document refused these bytes at the key since, published when
 // they are the latest version of the entry the key owns, else pending.
 func FateOf(c *catalog.Catalog, st *catalog.Status, u Upload) Fate {
+	// Bytes the key's entry serves already are published, held key or not:
+	// uploading them again changes nothing, and nothing waits for a config.
+	if v := servedFrom(c, u.Key); v != nil && v.Digest.Equal(u.Digest) {
+		return Fate{Result: FatePublished, Version: v.Label}
+	}
 	// A key held while the hold lasts holds whatever is uploaded to it: a
 	// new ETag of a held key rides along with the next catalog write.
 	if src, ok := c.Sources[u.Key]; ok && src.Held && (sameETag(src.ETag, u.ETag) || c.Bucket != nil) {
@@ -68,17 +73,32 @@ func FateOf(c *catalog.Catalog, st *catalog.Status, u Upload) Fate {
 			}
 		}
 	}
+	return Fate{Result: FatePending}
+}
+
+// servedFrom is the latest version of the live entry key publishes in c, or nil.
+func servedFrom(c *catalog.Catalog, key string) *catalog.Version {
 	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range m {
-			if e.Source != u.Key || e.Withdrawn {
-				continue
-			}
-			if v := e.LatestVersion(); v != nil && v.Digest.Equal(u.Digest) {
-				return Fate{Result: FatePublished, Version: v.Label}
+			if e.Source == key && !e.Withdrawn {
+				if v := e.LatestVersion(); v != nil {
+					return v
+				}
 			}
 		}
 	}
-	return Fate{Result: FatePending}
+	return nil
+}
+
+// HoldNote says why c's indexer holds new publications: the bucket's
+// agent-skills.yaml is invalid, missing or unreadable ("": it holds none).
+func HoldNote(c *catalog.Catalog) string {
+	b := c.Bucket
+	if b == nil {
+		return ""
+	}
+	return "the bucket's agent-skills.yaml is " + b.State + " (since " + b.Since.UTC().Format(time.RFC3339) + "): the indexer holds " +
+		"every new publication until a valid one is in force; `skilldrop status` says why the config was refused"
 }
 
 // NewestRejection is the time of the newest rejection st holds for key
