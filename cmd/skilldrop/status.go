@@ -494,8 +494,12 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 			}
 			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), timeOrDash(e.PublishedAt), e.Type, e.Visibility,
 				strconv.Itoa(e.Versions), verdict, printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
+			// Each version is a row of the same table, in its columns: the
+			// label under LATEST, its time under PUBLISHED, its key under
+			// SOURCE and its digest under NOTE.
 			for _, v := range e.History {
-				_, _ = io.WriteString(tw, "    "+strings.Join([]string{printable(v.Version), timeOrDash(v.PublishedAt), v.Digest.String(), printable(v.Source)}, "\t")+"\n")
+				_, _ = io.WriteString(tw, "  "+strings.Join([]string{"", printable(v.Version), timeOrDash(v.PublishedAt), "", "", "", "",
+					printable(v.Source), v.Digest.String()}, "\t")+"\n")
 			}
 		}
 		_ = tw.Flush()

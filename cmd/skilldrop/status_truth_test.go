@@ -63,9 +63,10 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 	}
 
 	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--versions")
-	if !regexp.MustCompile(`(?m)^  notes\s+2\s+\S+Z\s+skill-md.*\n    2\s+\S+Z\s+sha256:\S+\s+skills/notes.md\n    \S+\s+\S+Z\s+sha256:\S+\s+skills/notes.md$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^  notes\s+2\s+\S+Z\s+skill-md.*\n\s+2\s+\S+Z\s+skills/notes.md\s+sha256:\S+\n\s+\S+\s+\S+Z\s+skills/notes.md\s+sha256:\S+$`).MatchString(out) {
 		t.Errorf("--versions does not list notes' two versions, newest first:\n%s", out)
 	}
+	checkVersionColumns(t, out)
 	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--json", "--versions")
 	var doc statusDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -83,5 +84,39 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 				t.Errorf("notes' history: %+v (latest published %s)", e.History, e.PublishedAt)
 			}
 		}
+	}
+}
+
+// checkVersionColumns: in status --versions, every version row's label,
+// time, key and digest start where the header's LATEST, PUBLISHED, SOURCE
+// and NOTE do, and nothing else is written in its other columns.
+func checkVersionColumns(t *testing.T, out string) {
+	t.Helper()
+	var header string
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "  NAME ") {
+			header = line
+			continue
+		}
+		if header == "" || !regexp.MustCompile(`^\s+\S+\s+\d{4}-\d\d-\d\dT\S+Z\s+\S+\s+sha256:`).MatchString(line) {
+			continue
+		}
+		rows++
+		cols := map[string]int{}
+		for _, c := range []string{"LATEST", "PUBLISHED", "TYPE", "SOURCE", "NOTE"} {
+			cols[c] = strings.Index(header, c)
+		}
+		for _, c := range []string{"LATEST", "PUBLISHED", "SOURCE", "NOTE"} {
+			if i := cols[c]; i >= len(line) || line[i] == ' ' || line[i-1] != ' ' {
+				t.Errorf("a version row's %s column does not start under the header's:\n%s\n%s", c, header, line)
+			}
+		}
+		if strings.TrimSpace(line[:cols["LATEST"]]) != "" || strings.TrimSpace(line[cols["TYPE"]:cols["SOURCE"]]) != "" {
+			t.Errorf("a version row writes into another column:\n%s\n%s", header, line)
+		}
+	}
+	if rows < 2 {
+		t.Errorf("no version rows under a header:\n%s", out)
 	}
 }
