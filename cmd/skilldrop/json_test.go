@@ -80,7 +80,9 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 	// beta has a finding its entry allows; solo's only version is revoked.
 	beta := skillDoc("beta") + "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n"
 	solo := digest.Of([]byte(skillDoc("solo")))
-	config := "version: 1\nlistings:\n  partner-b:\n    audiences: [partner-b]\n  partner-a:\n    skills:\n      - name: x\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: ext\n    type: skill-md\n    description: External.\n" +
+	// Deployed as internal, with a config that asks for public (defaultVisibility's warning).
+	config := "version: 1\ndefault_visibility: public\nlistings:\n  partner-b:\n    audiences: [partner-b]\n  partner-a:\n    skills:\n      - name: x\n" +
+		"      - name: moved\n        visibility: public\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: ext\n    type: skill-md\n    description: External.\n" +
 		"    url: https://cdn.example.com/ext.md\n    digest: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n" +
 		"  - name: beta\n    allow:\n      - digest: " + digest.Of([]byte(beta)).String() + "\n        rules: [persistence.shell-rc]\n        reason: ours\n"
 	skilltest.WriteFiles(t, bucket, map[string]string{
@@ -108,7 +110,7 @@ func TestStatusJSONIsTheREADMEs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code, _, errOut := runCLI("reindex", "--dir", bucket, "--signing-key", keys[0], "--origin", "https://skills.example.com"); code != exitOK {
+	if code, _, errOut := runCLI("reindex", "--dir", bucket, "--signing-key", keys[0], "--origin", "https://skills.example.com", "--default-visibility", "authenticated"); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
 	}
 	// Published, then revoked (gone).

@@ -17,6 +17,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -79,6 +80,34 @@ type catalogSummary struct {
 	Held         []string              `json:"held"`
 	// Signing is the key the catalog is signed with (null: unsigned).
 	Signing *signingSummary `json:"signing"`
+	// DefaultVisibility is what an entry that sets no visibility gets.
+	DefaultVisibility defaultSummary `json:"defaultVisibility"`
+}
+
+// defaultSummary is the default visibility in force and where it comes
+// from (skillsconfig.DefaultIn): "deployment", "config" or "built-in";
+// Warning says that the config asks for a looser default, which does not apply.
+type defaultSummary struct {
+	Visibility string `json:"visibility"`
+	From       string `json:"from"`
+	Warning    string `json:"warning,omitempty"`
+}
+
+// defaultOf is c's default visibility in force: the deployment's default
+// it records, and its config in force's default_visibility.
+func defaultOf(c *catalog.Catalog) defaultSummary {
+	var cfg *skillsconfig.Config
+	if c.Config != nil {
+		cfg, _ = skillsconfig.ParseInForce([]byte(c.Config.YAML)) // the indexer parsed it to put it in force
+	}
+	vis, from, ignored := cfg.DefaultIn(c.DefaultVisibility)
+	d := defaultSummary{Visibility: string(vis), From: from}
+	if ignored {
+		d.Warning = "agent-skills.yaml says default_visibility: public, which does not apply: the deployment's default " +
+			"(DefaultVisibility) is authenticated, a floor a config may tighten but not loosen; an entry that should be public says " +
+			"visibility: public itself"
+	}
+	return d
 }
 
 // signingSummary is the current signing key: its fingerprint, its PEM (""
@@ -225,7 +254,7 @@ func summarize(where string, c *catalog.Catalog, s *catalog.Status, all bool) st
 	doc := statusDoc{
 		Target: where,
 		Catalog: &catalogSummary{Revision: c.Revision, UpdatedAt: c.UpdatedAt.UTC(), Limit: catalog.MaxBytes,
-			BucketConfig: c.Bucket, Held: []string{}},
+			BucketConfig: c.Bucket, Held: []string{}, DefaultVisibility: defaultOf(c)},
 		Skills: entries(c.SortedSkills(), all, shared), Subagents: entries(c.SortedSubagents(), all, shared),
 		Warnings: []keyWarning{}, Jobs: s.Jobs, Verify: s.Verify, Gone: slices.Clone(c.Gone),
 	}
@@ -402,6 +431,15 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 	out.printf("catalog: %s of its %s limit (%d%%)\n", bytesize.Format(cat.Size), bytesize.Format(cat.Limit), 100*cat.Size/max(cat.Limit, 1))
 	if cfg := cat.Config; cfg != nil {
 		out.printf("config: %s %s, in force since %s\n", artifact.ConfigKey, cfg.Digest, cfg.AppliedAt.Format(time.RFC3339))
+	}
+	from := map[string]string{
+		skillsconfig.FromDeployment: "the deployment's DefaultVisibility",
+		skillsconfig.FromConfig:     artifact.ConfigKey + "'s default_visibility",
+		skillsconfig.FromBuiltIn:    "the built-in default: neither the deployment nor " + artifact.ConfigKey + " sets one",
+	}
+	out.printf("default visibility: %s (from %s)\n", cat.DefaultVisibility.Visibility, from[cat.DefaultVisibility.From])
+	if w := cat.DefaultVisibility.Warning; w != "" {
+		out.printf("warning: %s\n", w)
 	}
 	var unmatched []string
 	for _, w := range doc.Warnings {

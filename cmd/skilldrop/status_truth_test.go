@@ -120,3 +120,53 @@ func checkVersionColumns(t *testing.T, out string) {
 		t.Errorf("no version rows under a header:\n%s", out)
 	}
 }
+
+// TestTheDeploymentsDefaultIsAFloor, through the built command: under a
+// deployment whose default is authenticated, a config's
+// default_visibility: public does not apply (status says so, and where the
+// default in force comes from), while an entry's own visibility: public
+// does; without the deployment's default, the config's applies.
+func TestTheDeploymentsDefaultIsAFloor(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/internal.md": skillDoc("internal"),
+		"skills/open.md":     skillDoc("open"),
+		"agent-skills.yaml":  "version: 1\ndefault_visibility: public\nskills:\n  - name: open\n    visibility: public\n",
+	})
+	if code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir, "--default-visibility", "authenticated"); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	_, out, _ := builtRun(t, dir, "status", "--dir", dir)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^default visibility: authenticated \(from the deployment's DefaultVisibility\)$`),
+		regexp.MustCompile(`(?m)^warning: agent-skills.yaml says default_visibility: public, which does not apply`),
+		regexp.MustCompile(`(?m)^  internal\s+\S+\s+\S+\s+skill-md\s+authenticated\s`),
+		regexp.MustCompile(`(?m)^  open\s+\S+\s+\S+\s+skill-md\s+public\s`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("status does not match %s:\n%s", want, out)
+		}
+	}
+	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--json")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if d := doc.Catalog.DefaultVisibility; d.Visibility != "authenticated" || d.From != "deployment" || d.Warning == "" {
+		t.Errorf("status --json defaultVisibility: %+v", d)
+	}
+
+	// A deployment without a default of its own: the config's applies.
+	other := t.TempDir()
+	skilltest.WriteFiles(t, other, map[string]string{
+		"skills/internal.md": skillDoc("internal"),
+		"agent-skills.yaml":  "version: 1\ndefault_visibility: authenticated\n",
+	})
+	if code, _, errOut := builtRun(t, other, "reindex", "--dir", other); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	_, out, _ = builtRun(t, other, "status", "--dir", other)
+	if !strings.Contains(out, "\ndefault visibility: authenticated (from agent-skills.yaml's default_visibility)\n") || strings.Contains(out, "warning: ") {
+		t.Errorf("status under the config's default:\n%s", out)
+	}
+}

@@ -260,8 +260,9 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 }
 
 // applySettings makes every entry's settings those of cfg: visibility
-// (the entry's, else the config's default_visibility, else the
-// deployment's default the catalog records, else public) and audiences (a
+// (the entry's, else the default in force, skillsconfig.DefaultIn: the
+// config's default_visibility or the deployment's default the catalog
+// records, whichever is stricter, else public) and audiences (a
 // listing's own skills take their listing's unless they name their own;
 // audiences make an entry authenticated), description and served path,
 // listing membership, and the listings
@@ -272,10 +273,7 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 // write does not change keeps its settings unexamined. It reports whether
 // anything changed.
 func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) bool {
-	fallback := c.DefaultVisibility.OrPublic()
-	if cfg != nil && cfg.DefaultVisibility != "" {
-		fallback = cfg.DefaultVisibility
-	}
+	fallback, _, _ := cfg.DefaultIn(c.DefaultVisibility)
 	listings := map[string]*catalog.Listing{}
 	member := map[string][]string{} // top-level skill → the listings including it
 	if cfg != nil {

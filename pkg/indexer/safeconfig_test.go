@@ -114,8 +114,11 @@ func TestDefaultVisibility(t *testing.T) {
 // TestTheDeploymentsDefault: the indexer's DefaultVisibility (the
 // template's parameter) hides a bucket without any config; the catalog
 // records it, so an indexer configured without one (a workstation's
-// re-index) keeps it; default_visibility: public in the config overrides
-// it; and the deployment set back to public makes the entries public.
+// re-index) keeps it; default_visibility: public in the config does not
+// loosen it (the deployment's default is a floor), though an entry's own
+// visibility: public does; the deployment set back to public makes the
+// entries public, and a config's default_visibility: authenticated then
+// tightens it.
 func TestTheDeploymentsDefault(t *testing.T) {
 	dir := t.TempDir()
 	open := func(vis catalog.Visibility) *env {
@@ -140,9 +143,12 @@ func TestTheDeploymentsDefault(t *testing.T) {
 	if c := workstation.catalog(); c.Skills["a"].Visibility != catalog.Authenticated || c.Skills["c"].Visibility != catalog.Authenticated {
 		t.Fatalf("an indexer without a default changed the deployment's: a %s, c %s", c.Skills["a"].Visibility, c.Skills["c"].Visibility)
 	}
-	deployed.drop(skillsconfig.Key, []byte("version: 1\ndefault_visibility: public\n"))
-	if got := deployed.skill("a").Visibility; got != catalog.Public {
-		t.Fatalf("default_visibility: public in the config: %s", got)
+	// The deployment's default is a floor: a config may not loosen it,
+	// though an entry may say public itself.
+	deployed.drop(skillsconfig.Key, []byte("version: 1\ndefault_visibility: public\nsubagents:\n  - name: b\n    visibility: public\n"))
+	if c := deployed.catalog(); c.Skills["a"].Visibility != catalog.Authenticated || c.Subagents["b"].Visibility != catalog.Public {
+		t.Fatalf("default_visibility: public under an authenticated deployment: a %s (want authenticated), b %s (its entry says public)",
+			c.Skills["a"].Visibility, c.Subagents["b"].Visibility)
 	}
 	deployed.drop(skillsconfig.Key, []byte("version: 1\n"))
 	if got := deployed.skill("a").Visibility; got != catalog.Authenticated {
@@ -152,6 +158,11 @@ func TestTheDeploymentsDefault(t *testing.T) {
 	public.reconcile("skills/a.md")
 	if c := public.catalog(); c.Skills["a"].Visibility != catalog.Public || c.DefaultVisibility != catalog.Public {
 		t.Fatalf("the deployment set back to public: a %s, catalog default %q", c.Skills["a"].Visibility, c.DefaultVisibility)
+	}
+	// A config may tighten a public deployment's default.
+	public.drop(skillsconfig.Key, []byte("version: 1\ndefault_visibility: authenticated\n"))
+	if got := public.skill("a").Visibility; got != catalog.Authenticated {
+		t.Fatalf("default_visibility: authenticated under a public deployment: %s", got)
 	}
 	if _, err := New(Config{Store: public.st, DefaultVisibility: "internal"}); err == nil {
 		t.Error("New accepted an unknown default visibility")

@@ -83,8 +83,9 @@ func fail(field, format string, args ...any) *Error {
 // Config is a validated agent-skills.yaml.
 type Config struct {
 	// DefaultVisibility is what an entry that sets none gets, and every
-	// skill and sub-agent the config does not name ("": not set here; the
-	// deployment's default applies, else public).
+	// skill and sub-agent the config does not name, unless the deployment's
+	// default is stricter (DefaultIn; "": not set here, the deployment's
+	// default applies, else public).
 	DefaultVisibility catalog.Visibility
 	Skills            []Entry   // top-level skill entries, in document order
 	Subagents         []Entry   // sub-agent entries, in document order
@@ -126,6 +127,37 @@ type Caps struct {
 	MaxExpandedBytes      int64
 	MaxDecompressionRatio float64
 	MaxClockSkewSecs      int // accepted, no effect
+}
+
+// Where the default visibility in force comes from (DefaultIn).
+const (
+	FromDeployment = "deployment" // the stack's DefaultVisibility (serve/reindex --default-visibility)
+	FromConfig     = "config"     // agent-skills.yaml's default_visibility
+	FromBuiltIn    = "built-in"   // neither sets it: public
+)
+
+// DefaultIn returns the visibility an entry that sets none gets under a
+// deployment whose default is deployment ("": none set, public), and where
+// it comes from (FromDeployment, FromConfig or FromBuiltIn). The
+// deployment's default is a floor: default_visibility may tighten it
+// (authenticated under a public deployment), never loosen it. ignored says
+// the config asks for a looser default than the deployment's, which does
+// not apply: a registry deployed as internal stays so whatever a config
+// says, unless an entry says public itself.
+func (c *Config) DefaultIn(deployment catalog.Visibility) (vis catalog.Visibility, from string, ignored bool) {
+	var own catalog.Visibility
+	if c != nil {
+		own = c.DefaultVisibility
+	}
+	switch {
+	case deployment == catalog.Authenticated:
+		return catalog.Authenticated, FromDeployment, own == catalog.Public
+	case own != "":
+		return own, FromConfig, false
+	case deployment != "":
+		return deployment, FromDeployment, false
+	}
+	return catalog.Public, FromBuiltIn, false
 }
 
 // Entry is one skill or sub-agent entry.
