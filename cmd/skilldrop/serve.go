@@ -16,6 +16,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/routes"
@@ -137,7 +138,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	logger := obs.NewLogger(stderr, lvl)
 	auditor := obs.NewAuditor(logger)
 
-	st, err := store.NewDir(*dir)
+	st, err := store.NewDir(*dir, store.DirTracks(catalog.Key))
 	if err != nil {
 		printf(stderr, "skilldrop serve: %v\n", err)
 		return exitFailure

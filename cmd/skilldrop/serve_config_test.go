@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -21,6 +22,13 @@ import (
 // until the test ends (then interrupts it, as Ctrl-C does) and returns its
 // origin.
 func serveBuilt(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	origin, _ := serveBuiltLogs(t, dir, args...)
+	return origin
+}
+
+// serveBuiltLogs is serveBuilt, also returning what serve writes to stderr.
+func serveBuiltLogs(t *testing.T, dir string, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(builtCLI(t), append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
@@ -58,7 +66,7 @@ func serveBuilt(t *testing.T, dir string, args ...string) string {
 		}
 		return origin != ""
 	})
-	return origin
+	return origin, stderr
 }
 
 // anonymousNames GETs the RFC index of origin without a key and returns
@@ -168,5 +176,85 @@ func TestServeHealthz(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || string(b) != `{"status":"ok","version":"`+testBinaryVersion+`"}`+"\n" {
 		t.Fatalf("GET /healthz: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestServeFailsClosedWhenTheCatalogIsDeleted, through the built command:
+// with agent-skills.yaml hiding a skill, the catalog/ folder (which records
+// the config in force) and the config are deleted while serve runs. Serve
+// refuses to start over from an empty catalog, which would publish the
+// hidden skill: no anonymous caller sees it, and serve started again fails,
+// saying how to restore or start over on purpose.
+func TestServeFailsClosedWhenTheCatalogIsDeleted(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/open.md":    skillDoc("open"),
+		"skills/secret.md":  skillDoc("secret"),
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n",
+	})
+	origin, logs := serveBuiltLogs(t, dir)
+	if got := anonymousNames(t, origin); strings.Join(got, ",") != "open" {
+		t.Fatalf("anonymous index %v before the deletion", got)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "catalog")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "agent-skills.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	const refusal = "was deleted from the directory"
+	eventually(t, "serve refuses to index the directory", func() bool {
+		leaked(t, origin)
+		return strings.Contains(logs.String(), refusal)
+	})
+	leaked(t, origin)
+	if _, err := os.Stat(filepath.Join(dir, "catalog", "catalog.json")); err == nil {
+		t.Fatal("serve wrote a new catalog")
+	}
+	// Started again, serve indexes everything the catalog does not record:
+	// it must refuse rather than serve the hidden skill as public.
+	cmd := exec.Command(builtCLI(t), "serve", "--dir", dir, "--addr", "127.0.0.1:0")
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	eventually(t, "serve started again exits or serves", func() bool {
+		select {
+		case err = <-exited:
+			return true
+		default:
+		}
+		if m := servingLine.FindStringSubmatch(stdout.String()); m != nil {
+			leaked(t, m[1])
+			_ = cmd.Process.Kill()
+			t.Fatalf("serve started again serves the directory from an empty catalog:\n%s", stdout)
+		}
+		return false
+	})
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitFailure || !strings.Contains(stderr.String(), refusal) ||
+		!strings.Contains(stderr.String(), "to start over from an empty catalog on purpose, delete .skilldrop/existed/catalog/catalog.json") {
+		t.Fatalf("serve started again: %v, %s", err, stderr)
+	}
+}
+
+// leaked fails the test when an anonymous caller finds the skill "secret"
+// in the RFC index or at its document.
+func leaked(t *testing.T, origin string) {
+	t.Helper()
+	for _, path := range []string{"/.well-known/agent-skills/index.json", "/.well-known/agent-skills/secret/SKILL.md"} {
+		resp, err := http.Get(origin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "secret") {
+			t.Fatalf("an anonymous caller got the hidden skill at %s: %s", path, b)
+		}
 	}
 }

@@ -127,7 +127,7 @@ func (t *target) open(ctx context.Context) (st store.Store, close func(), err er
 		if st, err := os.Stat(t.dir); errors.Is(err, fs.ErrNotExist) || (err == nil && !st.IsDir()) {
 			return nil, nil, &setupError{fmt.Sprintf("--dir %s: no such directory", printable(t.dir))}
 		}
-		d, err := store.NewDir(t.dir)
+		d, err := store.NewDir(t.dir, store.DirTracks(catalog.Key))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -150,11 +150,30 @@ var ErrCatalogDeleted = errors.New("indexer: " + catalog.Key + " was deleted (it
 	"nothing is published until its last version is restored (aws s3api list-object-versions --prefix " + catalog.Key +
 	", then copy that version back); to start over from an empty catalog on purpose, delete every version of it")
 
+// ErrCatalogRemoved is ErrCatalogDeleted for a directory (serve --dir,
+// reindex --dir): its catalog file is gone, and the directory store
+// records that one was written there (store.DirTracks).
+var ErrCatalogRemoved error = catalogRemoved{}
+
+type catalogRemoved struct{}
+
+func (catalogRemoved) Error() string {
+	return "indexer: " + catalog.Key + " was deleted from the directory (.skilldrop/existed/ records that it was written there): " +
+		"the config in force is recorded in it, so nothing is published until it is restored (from a backup or version control; " +
+		"a deleted agent-skills.yaml stays missing, and what it hid stays hidden); to start over from an empty catalog on purpose, " +
+		"delete .skilldrop/existed/" + catalog.Key
+}
+
+func (catalogRemoved) Is(target error) bool { return target == ErrCatalogDeleted }
+
 // neverIndexed checks that a missing catalog is one that never existed:
-// in a versioned bucket, a deleted one leaves a delete marker.
+// in a versioned bucket, a deleted one leaves a delete marker; in a
+// directory, the store's record that it was written there.
 func (ix *Indexer) neverIndexed(ctx context.Context) error {
 	_, err := ix.store.Head(ctx, catalog.Key)
 	switch {
+	case errors.Is(err, store.ErrRemoved):
+		return ErrCatalogRemoved
 	case errors.Is(err, store.ErrDeleted):
 		return ErrCatalogDeleted
 	case err == nil, errors.Is(err, store.ErrNotFound):

@@ -44,6 +44,9 @@ import (
 // skips dot-files and dot-directories, and such keys are invalid.
 type Dir struct {
 	root *os.Root
+	// tracked are the keys whose files, once written here, leave a witness
+	// under dirExisted (DirTracks).
+	tracked map[string]bool
 	// mu queues this process's writers, so only one of them at a time
 	// waits on the flock, which serializes the processes.
 	mu sync.Mutex
@@ -53,21 +56,84 @@ var _ Store = (*Dir)(nil)
 
 const (
 	// dirMeta holds the store's own files, invisible to List.
-	dirMeta  = ".skilldrop"
-	dirTemp  = dirMeta + "/tmp"
-	dirLock  = dirMeta + "/lock"
-	maxKey   = 1024 // S3's limit, in bytes
-	fileMode = 0o644
-	dirMode  = 0o755
+	dirMeta = ".skilldrop"
+	dirTemp = dirMeta + "/tmp"
+	dirLock = dirMeta + "/lock"
+	// dirExisted holds an empty file for each tracked key ever written here.
+	dirExisted = dirMeta + "/existed"
+	maxKey     = 1024 // S3's limit, in bytes
+	fileMode   = 0o644
+	dirMode    = 0o755
 )
 
+// DirOption configures NewDir.
+type DirOption func(*Dir)
+
+// DirTracks makes keys read as a versioned bucket reads them once deleted:
+// a key written here (by Put, or found present when the store is opened)
+// whose file is gone is ErrRemoved to Head, which is ErrDeleted, as S3's
+// delete marker is, rather than a key that never existed. A directory has
+// no versions, so this is what tells "deleted" (rm -r catalog/) from "never
+// written" (a new directory). The witness is an empty file under
+// .skilldrop/existed/; deleting it starts over on purpose.
+func DirTracks(keys ...string) DirOption {
+	return func(d *Dir) {
+		for _, k := range keys {
+			d.tracked[k] = true
+		}
+	}
+}
+
+// ErrRemoved is what Head of a key DirTracks names returns when the key's
+// file is gone but was written here once. It is ErrDeleted (and so
+// ErrNotFound).
+var ErrRemoved error = removedError{}
+
+type removedError struct{}
+
+func (removedError) Error() string {
+	return "store: the file is gone, and " + dirExisted + "/ records that it was written here (a deletion, not a new directory)"
+}
+
+func (removedError) Is(target error) bool { return target == ErrDeleted || target == ErrNotFound }
+
 // NewDir opens the store over the existing directory root. Close releases it.
-func NewDir(root string) (*Dir, error) {
+func NewDir(root string, opts ...DirOption) (*Dir, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("open store directory: %w", err)
 	}
-	return &Dir{root: r}, nil
+	d := &Dir{root: r, tracked: map[string]bool{}}
+	for _, o := range opts {
+		o(d)
+	}
+	// A tracked key present now (written before it was tracked) is witnessed
+	// from here on.
+	for key := range d.tracked {
+		if _, err := d.head(key); err == nil {
+			if err := d.witness(key); err != nil {
+				_ = r.Close()
+				return nil, fmt.Errorf("open store directory: %w", err)
+			}
+		}
+	}
+	return d, nil
+}
+
+// witness records that the tracked key was written here.
+func (d *Dir) witness(key string) error {
+	w := dirExisted + "/" + key
+	if _, err := d.root.Stat(w); err == nil {
+		return nil
+	}
+	if err := d.root.MkdirAll(path.Dir(w), dirMode); err != nil {
+		return err
+	}
+	f, err := d.root.OpenFile(w, os.O_WRONLY|os.O_CREATE, fileMode)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Path is the directory the store was opened on.
@@ -110,6 +176,11 @@ func (d *Dir) Head(ctx context.Context, key string) (Info, error) {
 		return Info{}, fmt.Errorf("head %s: %w", key, err)
 	}
 	info, err := d.head(key)
+	if errors.Is(err, ErrNotFound) && d.tracked[key] {
+		if _, werr := d.root.Stat(dirExisted + "/" + key); werr == nil {
+			err = ErrRemoved
+		}
+	}
 	if err != nil {
 		return Info{}, fmt.Errorf("head %s: %w", key, err)
 	}
@@ -162,6 +233,13 @@ func (d *Dir) Put(ctx context.Context, key string, body []byte, opts PutOptions)
 	if parent := path.Dir(key); parent != "." {
 		if err := d.root.MkdirAll(parent, dirMode); err != nil {
 			return Info{}, fmt.Errorf("put %s: %w", key, layoutError(err))
+		}
+	}
+	if d.tracked[key] {
+		// Before the file: a failure after this reads as a deletion, never
+		// as a key that was never written.
+		if err := d.witness(key); err != nil {
+			return Info{}, fmt.Errorf("put %s: %w", key, err)
 		}
 	}
 	if err := d.root.Rename(tmpName, key); err != nil {

@@ -510,3 +510,82 @@ func BenchmarkDirList1000(b *testing.B) {
 		}
 	}
 }
+
+// TestDirTracksDeletions: a tracked key written here and then gone (its
+// file removed behind the store's back, its folder too, or deleted through
+// the store) is ErrRemoved to Head, which is ErrDeleted, as a versioned
+// bucket's delete marker; a tracked key never written is plain
+// ErrNotFound, as is an untracked key that is gone. A key present before
+// it was tracked is witnessed when the store opens; removing the witness
+// starts over.
+func TestDirTracksDeletions(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	open := func() *store.Dir {
+		d, err := store.NewDir(root, store.DirTracks("catalog/catalog.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Close() })
+		return d
+	}
+	d := open()
+	if _, err := d.Head(ctx, "catalog/catalog.json"); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrDeleted) {
+		t.Fatalf("a tracked key never written: %v, want not found and not deleted", err)
+	}
+	for _, key := range []string{"catalog/catalog.json", "catalog/status.json"} {
+		if _, err := d.Put(ctx, key, []byte("{}"), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(root, "catalog")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Head(ctx, "catalog/catalog.json"); !errors.Is(err, store.ErrRemoved) || !errors.Is(err, store.ErrDeleted) || !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a tracked key removed behind the store's back: %v, want ErrRemoved (deleted, not found)", err)
+	}
+	if _, err := d.Head(ctx, "catalog/status.json"); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrDeleted) {
+		t.Fatalf("an untracked key removed: %v, want not found only", err)
+	}
+	if _, err := open().Head(ctx, "catalog/catalog.json"); !errors.Is(err, store.ErrRemoved) {
+		t.Fatalf("a store opened again forgot the deletion: %v", err)
+	}
+	if keys, err := d.List(ctx, ""); err != nil || len(keys) != 0 {
+		t.Fatalf("the witness is listed: %v %v", keys, err)
+	}
+	if _, err := d.Put(ctx, "catalog/catalog.json", []byte("{}"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Delete(ctx, "catalog/catalog.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Head(ctx, "catalog/catalog.json"); !errors.Is(err, store.ErrRemoved) {
+		t.Fatalf("a tracked key deleted through the store: %v, want ErrRemoved", err)
+	}
+	// Starting over on purpose: the witness removed.
+	if err := os.RemoveAll(filepath.Join(root, ".skilldrop", "existed")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Head(ctx, "catalog/catalog.json"); errors.Is(err, store.ErrDeleted) {
+		t.Fatalf("with the witness removed: %v, want not found only", err)
+	}
+	// A key written before it was tracked is witnessed once a store tracks it.
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, "catalog"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "catalog", "catalog.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := store.NewDir(other, store.DirTracks("catalog/catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = o.Close() }()
+	if err := os.Remove(filepath.Join(other, "catalog", "catalog.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Head(ctx, "catalog/catalog.json"); !errors.Is(err, store.ErrRemoved) {
+		t.Fatalf("a key present when the store opened, then removed: %v, want ErrRemoved", err)
+	}
+}
