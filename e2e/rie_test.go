@@ -83,7 +83,7 @@ type function struct {
 	out       *syncbuf.Buffer // aws-lambda-rie's output, which carries the function's
 	exited    chan struct{}
 	started   time.Time // when the process was started
-	ready     time.Time // when it first accepted a connection
+	ready     time.Time // when both its addresses first accepted a connection
 	stopOnce  sync.Once
 }
 
@@ -135,24 +135,31 @@ func launch(t testing.TB, rie, name, bootstrap string, env map[string]string) (*
 		return nil, err
 	}
 	go func() { _ = f.cmd.Wait(); close(f.exited) }()
+	// Both addresses must accept before the first invocation: aws-lambda-rie
+	// starts the bootstrap on it, and its runtime API listens from a
+	// goroutine of its own, which may come after the Invoke API (the
+	// bootstrap's first call then met "connection refused").
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", invokeAddr, 100*time.Millisecond)
-		if err == nil {
-			f.ready = time.Now()
-			_ = c.Close()
-			return f, nil
-		}
-		select {
-		case <-f.exited:
-			return nil, fmt.Errorf("aws-lambda-rie exited before listening on %s:\n%s", invokeAddr, f.out)
-		case <-time.After(2 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			f.stop()
-			return nil, fmt.Errorf("aws-lambda-rie did not listen on %s within 10s:\n%s", invokeAddr, f.out)
+	for _, addr := range []string{invokeAddr, runtimeAddr} {
+		for {
+			c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+			if err == nil {
+				_ = c.Close()
+				break
+			}
+			select {
+			case <-f.exited:
+				return nil, fmt.Errorf("aws-lambda-rie exited before listening on %s:\n%s", addr, f.out)
+			case <-time.After(2 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				f.stop()
+				return nil, fmt.Errorf("aws-lambda-rie did not listen on %s within 10s:\n%s", addr, f.out)
+			}
 		}
 	}
+	f.ready = time.Now()
+	return f, nil
 }
 
 // stop ends aws-lambda-rie and the function. SIGTERM makes aws-lambda-rie
