@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -203,13 +204,22 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	defer closeStore()
 	out := &resultWriter{w: stdout}
+	strays, err := indexer.StrayConfigs(ctx, st)
+	if err != nil {
+		printf(stderr, "skilldrop status: look for configs under another name: %v\n", err)
+	}
 	c, info, err := catalog.Load(ctx, st)
 	if errors.Is(err, store.ErrNotFound) {
+		doc := statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{},
+			Warnings: []keyWarning{}, Jobs: []catalog.Job{}, Gone: []catalog.GoneVersion{}}
+		addStrays(&doc, strays)
 		if *asJSON {
-			out.json(statusDoc{Target: tg.String(), Skills: []entrySummary{}, Subagents: []entrySummary{}, Rejections: []rejectionStatus{},
-				Warnings: []keyWarning{}, Jobs: []catalog.Job{}, Gone: []catalog.GoneVersion{}})
+			out.json(doc)
 		} else {
 			out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
+			for _, w := range doc.Warnings {
+				out.printf("warning %s: %s\n", printable(w.Key), oneLine(w.Message))
+			}
 		}
 		return finish(out, stderr, exitOK)
 	}
@@ -239,12 +249,25 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	doc.Catalog.Size = info.Size
 	doc.Catalog.Signing = signingOf(ctx, st, c.Signing)
 	doc.Rejections = judge(ctx, st, c, s.Rejections, rs, stderr)
+	addStrays(&doc, strays)
 	if *asJSON {
 		out.json(doc)
 	} else {
 		renderStatus(out, doc, *limit)
 	}
 	return finish(out, stderr, exitOK)
+}
+
+// addStrays adds a warning for each stray config the bucket holds now
+// (indexer.StrayConfigs) that the status document does not warn of yet
+// (the indexer records them on a re-index or reconcile).
+func addStrays(doc *statusDoc, strays []string) {
+	for _, key := range strays {
+		w := keyWarning{Key: key, Message: skillsconfig.StrayMessage()}
+		if !slices.Contains(doc.Warnings, w) {
+			doc.Warnings = append(doc.Warnings, w)
+		}
+	}
 }
 
 // summarize turns the catalog and status document into the status shape

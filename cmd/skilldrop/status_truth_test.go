@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // TestStatusTellsWhatTheConfigMisses, through the built command: a hidden
@@ -169,4 +172,96 @@ func TestTheDeploymentsDefaultIsAFloor(t *testing.T) {
 	if !strings.Contains(out, "\ndefault visibility: authenticated (from agent-skills.yaml's default_visibility)\n") || strings.Contains(out, "warning: ") {
 		t.Errorf("status under the config's default:\n%s", out)
 	}
+}
+
+// TestStrayConfigsAreReported, through the built command: files at the
+// root meant as the config but never read as one are reported as ignored,
+// with the name that is read: by status (before and after indexing, text
+// and JSON), by validate of the config beside them, and by the indexer's
+// re-index (its status document and an audit event); one deleted is no
+// longer reported.
+func TestStrayConfigsAreReported(t *testing.T) {
+	dir := t.TempDir()
+	strays := []string{"Agent-Skills.yaml", "agent-skills.json", "agent-skills.yaml.bak", "agent-skills.yml"}
+	files := map[string]string{"skills/secret.md": skillDoc("secret"), "agent-skills.txt.md": "not a config"}
+	for _, k := range strays {
+		files[k] = "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n"
+	}
+	skilltest.WriteFiles(t, dir, files)
+	const ignored = "ignored: did you mean agent-skills.yaml?"
+	_, out, _ := builtRun(t, dir, "status", "--dir", dir)
+	for _, k := range strays {
+		if !strings.Contains(out, "warning "+k+": "+ignored) {
+			t.Errorf("status before indexing does not report %s:\n%s", k, out)
+		}
+	}
+	code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir)
+	if code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	if n := strings.Count(errOut, `"event":"agent_skill.config_ignored"`); n != len(strays) {
+		t.Errorf("reindex audited %d stray configs, want %d:\n%s", n, len(strays), errOut)
+	}
+	status, _, err := catalog.LoadStatus(t.Context(), mustDir(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range strays {
+		if w := status.Warnings[k]; len(w) != 1 || !strings.HasPrefix(w[0], ignored) {
+			t.Errorf("the status document's warnings of %s: %q", k, w)
+		}
+	}
+	_, out, _ = builtRun(t, dir, "status", "--dir", dir)
+	for _, k := range strays {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(k) + `: ` + regexp.QuoteMeta(ignored)).MatchString(out) {
+			t.Errorf("status does not report %s once, under warnings:\n%s", k, out)
+		}
+		if strings.Count(out, k+": ") != 1 {
+			t.Errorf("status reports %s %d times:\n%s", k, strings.Count(out, k+": "), out)
+		}
+	}
+	if strings.Contains(out, "agent-skills.txt.md") {
+		t.Errorf("status reports a file that is no config:\n%s", out)
+	}
+	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--json")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range doc.Warnings {
+		if slices.Contains(strays, w.Key) && strings.HasPrefix(w.Message, ignored) {
+			n++
+		}
+	}
+	if n != len(strays) {
+		t.Errorf("status --json warns of %d stray configs, want %d: %+v", n, len(strays), doc.Warnings)
+	}
+
+	skilltest.WriteFiles(t, dir, map[string]string{"agent-skills.yaml": "version: 1\n"})
+	_, out, errOut = builtRun(t, dir, "validate", filepath.Join(dir, "agent-skills.yaml"))
+	if !strings.Contains(errOut+out, "agent-skills.yml beside it: "+ignored) {
+		t.Errorf("validate of the config does not report the stray beside it: %s %s", out, errOut)
+	}
+
+	if err := os.Remove(filepath.Join(dir, "agent-skills.yml")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	if _, out, _ = builtRun(t, dir, "status", "--dir", dir); strings.Contains(out, "agent-skills.yml:") || !strings.Contains(out, "agent-skills.json: ") {
+		t.Errorf("status after agent-skills.yml was deleted:\n%s", out)
+	}
+}
+
+// mustDir opens dir as a store for the test.
+func mustDir(t *testing.T, dir string) *store.Dir {
+	t.Helper()
+	st, err := store.NewDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

@@ -324,6 +324,13 @@ func validateConfig(p string) validation {
 		return rejected(p, err)
 	}
 	v := validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
+	if siblings, err := os.ReadDir(filepath.Dir(p)); err == nil {
+		for _, f := range siblings {
+			if !f.IsDir() && skillsconfig.IsStray(f.Name()) {
+				v.Warnings = append(v.Warnings, fmt.Sprintf("%s beside it: %s", printable(f.Name()), skillsconfig.StrayMessage()))
+			}
+		}
+	}
 	keys, ok := layoutKeys(filepath.Dir(p))
 	if !ok {
 		v.note = "its names were not checked against any skill: it is not at the root of a directory laid out like the bucket " +

@@ -88,6 +88,8 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	failed = map[string]error{}
 	rec := newRecorder()
 	full := o.full || o.rebuild
+	// A re-index or a reconcile also looks for configs under a wrong name.
+	strays := full || o.writeSources
 	var errs []error
 	var orphans []target
 	var cat *catalog.Catalog
@@ -122,6 +124,13 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 		res.Revision = cat.Revision
 	}
 	rec.judgeConfig(cat, res, full)
+	if strays && len(errs) == 0 {
+		keys, err := StrayConfigs(ctx, ix.store)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rec.strays, rec.strayed = keys, err == nil
+	}
 	if err := ix.record(ctx, rec, cat, res); err != nil {
 		errs = append(errs, err)
 	}

@@ -24,6 +24,11 @@ type recorder struct {
 	// with judged: none); they replace the config key's warnings.
 	unmatched []skillsconfig.Unmatched
 	judged    bool
+	// strays are the keys at the bucket's root meant as the config but
+	// never read as one (StrayConfigs), with strayed: looked for; they
+	// replace the status document's warnings of such keys.
+	strays  []string
+	strayed bool
 	// cfg is the config in force after the last round (its plan's).
 	cfg *skillsconfig.Config
 }
@@ -66,15 +71,16 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 // code, bytes and message, and nothing published from the key since) is a
 // redelivery: it is reported in the result as Repeated and nothing else.
 func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
-	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && !rec.judged {
+	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && !rec.judged && !rec.strayed {
 		return nil
 	}
 	now := ix.now().UTC()
 	var fresh []bool
 	var news []skillsconfig.Unmatched // findings the status document did not hold
+	var newStrays []string
 	err := catalog.UpdateStatus(ctx, ix.store, func(st *catalog.Status) error {
 		fresh = make([]bool, len(rec.rejections))
-		news = nil
+		news, newStrays = nil, nil
 		before, err := json.Marshal(st)
 		if err != nil {
 			return fmt.Errorf("encode status: %w", err)
@@ -92,6 +98,19 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 				}
 			}
 			st.Warn(skillsconfig.Key, msgs)
+		}
+		if rec.strayed {
+			for key := range st.Warnings {
+				if skillsconfig.IsStray(key) && !slices.Contains(rec.strays, key) {
+					st.Warn(key, nil) // gone, or renamed to the config
+				}
+			}
+			for _, key := range rec.strays {
+				if !slices.Contains(st.Warnings[key], skillsconfig.StrayMessage()) {
+					newStrays = append(newStrays, key)
+				}
+				st.Warn(key, []string{skillsconfig.StrayMessage()})
+			}
 		}
 		for i, r := range rec.rejections {
 			if repeated(st, r, cat) {
@@ -136,6 +155,9 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 	}
 	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		ix.metrics.CountN(ctx, obs.ScanBlocked, obs.DimensionRule, rule, byRule[rule])
+	}
+	for _, key := range newStrays {
+		ix.audit.ConfigIgnored(ctx, obs.ConfigIgnoredEvent{Key: key, Config: skillsconfig.Key, Message: skillsconfig.StrayMessage()})
 	}
 	for _, u := range news {
 		ix.audit.ConfigUnmatched(ctx, obs.ConfigUnmatchedEvent{Key: skillsconfig.Key, Field: u.Field, Kind: string(u.Kind),

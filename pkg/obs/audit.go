@@ -20,6 +20,7 @@ const (
 	EventScanAllowed       = "agent_skill.scan_allowed"
 	EventWithdrawn         = "agent_skill.version_withdrawn"
 	EventConfigUnmatched   = "agent_skill.config_unmatched"
+	EventConfigIgnored     = "agent_skill.config_ignored"
 	EventCredentialRefused = "agent_skill.credential_refused"
 )
 
@@ -94,6 +95,15 @@ type ConfigUnmatchedEvent struct {
 	Name       string // the name as written
 	Suggestion string // the published name it most likely misspells; omitted when none
 	Message    string
+}
+
+// ConfigIgnoredEvent records a file at the bucket's root meant as the
+// config (agent-skills.yml, Agent-Skills.yaml, agent-skills.yaml.bak …)
+// that is never read as one, so whatever it says configures nothing.
+type ConfigIgnoredEvent struct {
+	Key     string // the stray file's key
+	Config  string // the key the config is read from
+	Message string
 }
 
 // Auditor writes audit events as JSON lines through a logger: each line's
@@ -208,6 +218,12 @@ func (a *Auditor) ConfigUnmatched(ctx context.Context, e ConfigUnmatchedEvent) {
 		attrs = append(attrs, slog.String("did_you_mean", e.Suggestion))
 	}
 	a.log(ctx, EventConfigUnmatched, attrs...)
+}
+
+// ConfigIgnored audits a stray config, once (while the status document
+// warns of it).
+func (a *Auditor) ConfigIgnored(ctx context.Context, e ConfigIgnoredEvent) {
+	a.log(ctx, EventConfigIgnored, slog.String("key", e.Key), slog.String("did_you_mean", e.Config), slog.String("message", e.Message))
 }
 
 func (a *Auditor) log(ctx context.Context, event string, attrs ...slog.Attr) {

@@ -226,3 +226,29 @@ func TestClosestNamePrefersTheSameName(t *testing.T) {
 		t.Errorf("ClosestName(Deploy-X) = %q: case is no edit", got)
 	}
 }
+
+// TestStrayConfigs: the names a config is mistaken for are strays; the
+// config itself, keys below a prefix and unrelated files are not.
+func TestStrayConfigs(t *testing.T) {
+	for _, key := range []string{"agent-skills.yml", "agent-skills.json", "Agent-Skills.yaml", "AGENT-SKILLS.YAML", "agent_skills.yaml",
+		"agent-skills.yaml.bak", "agent-skills.yaml~", "agent-skills.yml.orig.bak", "agentskills.yaml", "agent-skills"} {
+		if !IsStray(key) {
+			t.Errorf("IsStray(%q) = false", key)
+		}
+		matched := false
+		for _, p := range StrayPrefixes {
+			matched = matched || strings.HasPrefix(key, p)
+		}
+		if !matched {
+			t.Errorf("%q is under none of StrayPrefixes", key)
+		}
+	}
+	for _, key := range []string{Key, "skills/agent-skills.yml", "agent.md", "agent-skills-notes.md", "README.md", "agents.yaml"} {
+		if IsStray(key) {
+			t.Errorf("IsStray(%q) = true", key)
+		}
+	}
+	if !strings.HasPrefix(StrayMessage(), "ignored: did you mean agent-skills.yaml?") {
+		t.Errorf("the message: %s", StrayMessage())
+	}
+}
