@@ -211,6 +211,9 @@ func TestServeFailsClosedWhenTheCatalogIsDeleted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "catalog", "catalog.json")); err == nil {
 		t.Fatal("serve wrote a new catalog")
 	}
+	if _, out, _ := builtRun(t, dir, "status", "--dir", dir); !strings.Contains(out, "its catalog was deleted, and nothing is published until it is restored") {
+		t.Errorf("status of the directory:\n%s", out)
+	}
 	// Started again, serve indexes everything the catalog does not record:
 	// it must refuse rather than serve the hidden skill as public.
 	cmd := exec.Command(builtCLI(t), "serve", "--dir", dir, "--addr", "127.0.0.1:0")

@@ -216,7 +216,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if *asJSON {
 			out.json(doc)
 		} else {
-			out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
+			if _, herr := st.Head(ctx, catalog.Key); errors.Is(herr, store.ErrDeleted) {
+				// Not a new target: the indexer refuses to start over (README: A deleted catalog is not a fresh start).
+				out.printf("%s: its catalog was deleted, and nothing is published until it is restored (%v)\n", tg.String(), herr)
+			} else {
+				out.printf("%s has no catalog yet: nothing was indexed (run `skilldrop reindex`)\n", tg.String())
+			}
 			for _, w := range doc.Warnings {
 				out.printf("warning %s: %s\n", printable(w.Key), oneLine(w.Message))
 			}
