@@ -76,12 +76,13 @@ func FateOf(c *catalog.Catalog, st *catalog.Status, u Upload) Fate {
 	return Fate{Result: FatePending}
 }
 
-// servedFrom is the latest version of the live entry key publishes in c, or nil.
+// servedFrom is the latest version of the live entry key publishes in c,
+// when it is in service (not revoked, not withdrawn by the scan), or nil.
 func servedFrom(c *catalog.Catalog, key string) *catalog.Version {
 	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range m {
 			if e.Source == key && !e.Withdrawn {
-				if v := e.LatestVersion(); v != nil {
+				if v := e.LatestVersion(); v != nil && v.Gone == nil {
 					return v
 				}
 			}

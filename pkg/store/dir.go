@@ -108,13 +108,11 @@ func NewDir(root string, opts ...DirOption) (*Dir, error) {
 		o(d)
 	}
 	// A tracked key present now (written before it was tracked) is witnessed
-	// from here on.
+	// from here on, where the directory can be written: a reader of a
+	// read-only directory opens it all the same (Put witnesses, or fails).
 	for key := range d.tracked {
 		if _, err := d.head(key); err == nil {
-			if err := d.witness(key); err != nil {
-				_ = r.Close()
-				return nil, fmt.Errorf("open store directory: %w", err)
-			}
+			_ = d.witness(key)
 		}
 	}
 	return d, nil
