@@ -202,6 +202,10 @@ var validators = map[string]func(text []byte, start, end int) bool{
 	"not-example":     notExample,
 	"pem-body":        pemBody,
 	"github-checksum": githubChecksum,
+	"reads-credential": readsCredential,
+	"asserted":         asserted,
+	"cited":            cited,
+	"not-browser":      notBrowser,
 }
 
 type rawPack struct {

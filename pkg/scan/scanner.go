@@ -188,6 +188,9 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	if dv := decomment(v); dv != nil {
 		s.patterns(dv, out)
 	}
+	if sv := shellView(v); sv != nil {
+		s.patterns(sv, out)
+	}
 	s.comments(v, depth, out)
 	if depth < s.budget.MaxDepth {
 		s.blobs(v, depth, out)
