@@ -199,9 +199,9 @@ var detectors = []string{
 
 // The validators a pattern rule may name (validate.go).
 var validators = map[string]func(text []byte, start, end int) bool{
-	"not-example":     notExample,
-	"pem-body":        pemBody,
-	"github-checksum": githubChecksum,
+	"not-example":      notExample,
+	"pem-body":         pemBody,
+	"github-checksum":  githubChecksum,
 	"reads-credential": readsCredential,
 	"asserted":         asserted,
 	"cited":            cited,

@@ -118,7 +118,7 @@ func set(ws ...string) map[string]bool {
 // a public key (.pub), nor a key named for a program to use (ssh -i,
 // IdentityFile, ssh-add, chmod 600), nor a mention in prose.
 func readsCredential(t []byte, start, end int) bool {
-	if bytes.HasSuffix(bytes.ToLower(t[start:end]), []byte(".pub")) {
+	if bytes.HasSuffix(bytes.ToLower(bytes.TrimRight(t[start:end], " \t\"'`)")), []byte(".pub")) {
 		return false
 	}
 	ls := lineStart(t, start)
