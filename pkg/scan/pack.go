@@ -21,7 +21,7 @@ import (
 var rulesYAML []byte
 
 // EnginePrefix starts every engine version: the scanner's name, then the
-// rule pack's version ("skilldrop-scan/2026.06.1").
+// rule pack's version ("skilldrop-scan/2026.07.1").
 const EnginePrefix = "skilldrop-scan/"
 
 // Rule is one rule of a pack, as the pack's YAML gives it.
