@@ -18,7 +18,7 @@ const (
 // sets to a plain word), as the shell reads them; nil when there are none.
 func shellView(v *view) *view {
 	t := v.text
-	if bytes.IndexAny(t, "'\"\\$") < 0 {
+	if !bytes.ContainsAny(t, "'\"\\$") {
 		return nil
 	}
 	vars := shellVars(t)
@@ -29,7 +29,7 @@ func shellView(v *view) *view {
 			end = start + i
 		}
 		line := t[start:end]
-		if bytes.IndexAny(line, "'\"\\$") >= 0 {
+		if bytes.ContainsAny(line, "'\"\\$") {
 			if read, changed := shellRead(line, vars); changed {
 				if out == nil {
 					out = &view{}
@@ -118,7 +118,7 @@ func plainWord(b []byte) ([]byte, bool) {
 		if n == len(b) || b[n] != q {
 			return nil, false
 		}
-	} else if n < len(b) && !(b[n] == ' ' || b[n] == '\t' || b[n] == ';' || b[n] == '&' || b[n] == '|' || b[n] == ')') {
+	} else if n < len(b) && b[n] != ' ' && b[n] != '\t' && b[n] != ';' && b[n] != '&' && b[n] != '|' && b[n] != ')' {
 		return nil, false
 	}
 	return b[:n], true

@@ -83,7 +83,7 @@ func lineStart(t []byte, i int) int {
 // words are the lower-cased words of b (letters, digits, _ and -).
 func words(b []byte) []string {
 	return strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool {
-		return !(r == '_' || r == '-' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z')
+		return r != '_' && r != '-' && (r < '0' || r > '9') && (r < 'a' || r > 'z')
 	})
 }
 
@@ -191,7 +191,7 @@ func cited(t []byte, start, _ int) bool {
 		return true
 	}
 	clause := pre
-	if k := bytes.LastIndexAny(pre, ".;:!?\u2014"); k >= 0 && !(pre[k] == '.' && k+1 < len(pre) && pre[k+1] != ' ') {
+	if k := bytes.LastIndexAny(pre, ".;:!?\u2014"); k >= 0 && (pre[k] != '.' || k+1 == len(pre) || pre[k+1] == ' ') {
 		clause = pre[k+1:]
 	}
 	for _, w := range words(clause) {
