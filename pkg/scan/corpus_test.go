@@ -119,6 +119,20 @@ func pngWithText(t testing.TB, text string) []byte {
 	return append(append(append([]byte{}, img[:33]...), c.Bytes()...), img[33:]...)
 }
 
+// randomBytes is n pseudo-random bytes, as incompressible padding or
+// encrypted data is (about 2.5 bidi controls in valid UTF-8 per 4 MiB).
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	x := uint64(88172645463325252)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x >> 32)
+	}
+	return b
+}
+
 // noise is a square image of pseudo-random pixels (incompressible, as a
 // photo's data is).
 func noise(n int) *image.NRGBA {
@@ -555,6 +569,8 @@ func benignCorpus(t testing.TB) []benign {
 		{name: "verified-download", max: scan.Clean, body: "# Install the tool\n\n" +
 			"```sh\ncurl -O https://example.com/tool.tar.gz && sha256sum -c tool.tar.gz.sha256\n" +
 			"curl -fsSLO https://example.com/tool.tar.gz && sha256sum -c tool.tar.gz.sha256 && tar xzf tool.tar.gz\n```\n"},
+		{name: "random-data", max: scan.Clean, body: "# Test data\n\nThe fixtures are random bytes.\n",
+			files: map[string]string{"fixtures/random.bin": string(randomBytes(4<<20 - 16<<10))}},
 		{name: "inline-png", max: scan.Clean, body: "# Logo\n\n![logo](data:image/png;base64," + base64.StdEncoding.EncodeToString(img.Bytes()) + ")\n",
 			files: map[string]string{"assets/logo.png": img.String(), "assets/noise.bin": string(noise(32).Pix)}},
 	}

@@ -251,19 +251,66 @@ func textual(b []byte) bool {
 }
 
 // textsOf are the texts a file is scanned as, whatever its name or bytes:
-// odd bytes never make a file "binary" and unscanned. The bytes as they are
-// come first (a NUL or an invalid UTF-8 byte reads as a separator); then
-// the UTF-16 text they encode, when they do (with a byte order mark, or with
-// the zero bytes of ASCII in UTF-16 on one side), or else, when they hold
-// NUL bytes, the bytes without them, as a shell reads a script (cu\x00rl is
-// curl).
+// odd bytes never make a file "binary" and unscanned. Text (valid UTF-8
+// without NUL bytes) is scanned as it is. Text with a few odd bytes (a NUL,
+// a Latin-1 byte) is scanned as it is (an odd byte reads as a separator),
+// and again without its NUL bytes, as a shell reads a script (cu\x00rl is
+// curl; also for noise). Bytes that are mostly not text (an image, compressed or random
+// data) are scanned for their runs of printable ASCII only, so that noise
+// never reads as hidden Unicode. UTF-16 (with a byte order mark, or with
+// the zero bytes of ASCII in UTF-16 on one side) is decoded and scanned too.
 func textsOf(data []byte) [][]byte {
+	if bytes.IndexByte(data, 0) < 0 && utf8.Valid(data) {
+		return [][]byte{data}
+	}
+	noise := binaryish(data)
 	out := [][]byte{data}
+	if noise {
+		out[0] = printableRuns(data)
+	}
 	if u := utf16Text(data); u != nil {
 		return append(out, u)
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		out = append(out, bytes.ReplaceAll(data, []byte{0}, nil))
+		out = append(out, bytes.ReplaceAll(out[0], []byte{0}, nil))
+	}
+	return out
+}
+
+// binaryish reports whether more than one byte in ten of data is a control
+// byte (but blanks, line ends and escape) or part of no valid UTF-8 character:
+// data, not text with a few odd bytes.
+func binaryish(data []byte) bool {
+	odd := 0
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != 0x1b || c == 0x7f {
+				odd++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			odd++
+		}
+		i += size
+	}
+	return odd*10 > len(data)
+}
+
+// printableRuns is data with every byte but printable ASCII, tabs, line
+// ends and NULs (which textsOf drops for its second reading) turned to a
+// space: the lines and offsets stay, the noise goes.
+func printableRuns(data []byte) []byte {
+	out := make([]byte, len(data))
+	for i, c := range data {
+		if 0x20 <= c && c < 0x7f || c == '\t' || c == '\n' || c == '\r' || c == 0 {
+			out[i] = c
+		} else {
+			out[i] = ' '
+		}
 	}
 	return out
 }
