@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -123,13 +124,18 @@ func (s *scanner) blobs(v *view, depth int, out emit) {
 	}
 }
 
-// decoded scans what a blob decoded to.
+// decoded scans what a blob decoded to: an executable is reported as one;
+// text (UTF-8, UTF-16 as PowerShell's -EncodedCommand carries it, or
+// mostly printable bytes with a few odd ones) is scanned again.
 func (s *scanner) decoded(data []byte, kind string, line, depth int, out emit) {
 	s.eicar(data, line, out)
-	if !printable(data) {
-		if native(data) != "" {
-			out(s.p.detector["native-executable"], line, "decoded from "+kind)
-		}
+	if k := native(data); k != "" {
+		out(s.p.detector["native-executable"], line, "decoded from "+kind)
+		return
+	}
+	if u := utf16Text(data); u != nil {
+		data, kind = u, kind+" of UTF-16 text"
+	} else if !printable(data) && !textual(data) {
 		return
 	}
 	found := false
@@ -171,7 +177,7 @@ func decodeBlob(run []byte) ([]byte, string) {
 	// Most long runs are not base64 of text: check a prefix first.
 	head := raw[:min(len(raw), 1024)&^3]
 	hb := make([]byte, enc.DecodedLen(len(head)))
-	if _, err := enc.Decode(hb, head); err != nil || (!printable(hb) && native(hb) == "") {
+	if _, err := enc.Decode(hb, head); err != nil || (!printable(hb) && !textual(hb) && native(hb) == "" && utf16Text(hb) == nil) {
 		return nil, ""
 	}
 	b := make([]byte, enc.DecodedLen(len(raw)))
@@ -228,32 +234,179 @@ func printable(b []byte) bool {
 	return ctl*50 <= len(b)
 }
 
+// textual reports whether bytes are mostly printable ASCII (three in four),
+// as a script with a stray NUL or Latin-1 byte is, and compressed or random
+// data (about one in three) is not.
+func textual(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	n := 0
+	for _, c := range b {
+		if 0x20 <= c && c < 0x7f || c == '\n' || c == '\r' || c == '\t' {
+			n++
+		}
+	}
+	return n*4 >= len(b)*3
+}
+
+// textsOf are the texts a file is scanned as, whatever its name or bytes:
+// odd bytes never make a file "binary" and unscanned. Text (valid UTF-8
+// without NUL bytes) is scanned as it is. Text with a few odd bytes (a NUL,
+// a Latin-1 byte) is scanned as it is (an odd byte reads as a separator),
+// and again without its NUL bytes, as a shell reads a script (cu\x00rl is
+// curl; also for noise). Bytes that are mostly not text (an image, compressed or random
+// data) are scanned for their runs of printable ASCII only, so that noise
+// never reads as hidden Unicode. UTF-16 (with a byte order mark, or with
+// the zero bytes of ASCII in UTF-16 on one side) is decoded and scanned too.
+func textsOf(data []byte) [][]byte {
+	if bytes.IndexByte(data, 0) < 0 && utf8.Valid(data) {
+		return [][]byte{data}
+	}
+	noise := binaryish(data)
+	out := [][]byte{data}
+	if noise {
+		out[0] = printableRuns(data)
+	}
+	if u := utf16Text(data); u != nil {
+		return append(out, u)
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		out = append(out, bytes.ReplaceAll(out[0], []byte{0}, nil))
+	}
+	return out
+}
+
+// binaryish reports whether more than one byte in ten of data is a control
+// byte (but blanks, line ends and escape) or part of no valid UTF-8 character:
+// data, not text with a few odd bytes.
+func binaryish(data []byte) bool {
+	odd := 0
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != 0x1b || c == 0x7f {
+				odd++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			odd++
+		}
+		i += size
+	}
+	return odd*10 > len(data)
+}
+
+// printableRuns is data with every byte but printable ASCII, tabs, line
+// ends and NULs (which textsOf drops for its second reading) turned to a
+// space: the lines and offsets stay, the noise goes.
+func printableRuns(data []byte) []byte {
+	out := make([]byte, len(data))
+	for i, c := range data {
+		if 0x20 <= c && c < 0x7f || c == '\t' || c == '\n' || c == '\r' || c == 0 {
+			out[i] = c
+		} else {
+			out[i] = ' '
+		}
+	}
+	return out
+}
+
+// utf16Head is how much of a text without a byte order mark is read to
+// tell whether it is UTF-16.
+const utf16Head = 4 << 10
+
+// utf16Text decodes UTF-16 text to UTF-8 (NUL characters dropped); nil when
+// data is not UTF-16: it starts with no byte order mark, and its zero
+// bytes are not those of mostly-ASCII UTF-16 (at least half the bytes of
+// one parity, almost none of the other).
+func utf16Text(data []byte) []byte {
+	var big bool
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}):
+		data = data[2:]
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		data, big = data[2:], true
+	default:
+		head := data[:min(len(data), utf16Head)&^1]
+		pairs := len(head) / 2
+		if pairs < 4 {
+			return nil
+		}
+		var even, odd int
+		for i := 0; i < len(head); i += 2 {
+			if head[i] == 0 {
+				even++
+			}
+			if head[i+1] == 0 {
+				odd++
+			}
+		}
+		switch {
+		case odd*2 >= pairs && even*20 <= pairs:
+		case even*2 >= pairs && odd*20 <= pairs:
+			big = true
+		default:
+			return nil
+		}
+	}
+	out := make([]byte, 0, len(data)/2)
+	for i := 0; i+1 < len(data); i += 2 {
+		u := rune(binary.LittleEndian.Uint16(data[i:]))
+		if big {
+			u = rune(binary.BigEndian.Uint16(data[i:]))
+		}
+		if utf16.IsSurrogate(u) && i+3 < len(data) {
+			v := rune(binary.LittleEndian.Uint16(data[i+2:]))
+			if big {
+				v = rune(binary.BigEndian.Uint16(data[i+2:]))
+			}
+			if r := utf16.DecodeRune(u, v); r != utf8.RuneError {
+				out = utf8.AppendRune(out, r)
+				i += 2
+				continue
+			}
+		}
+		if u != 0 {
+			out = utf8.AppendRune(out, u)
+		}
+	}
+	return out
+}
+
 // eicarString is the EICAR test file's content, which anti-virus tools
 // match exactly; written in two parts so that this source file is not one.
 const eicarString = `X5O!P%@AP[4\PZX54(P^)7CC)7}$` + `EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
 
 func (s *scanner) eicar(data []byte, line int, out emit) {
 	if bytes.Contains(data, []byte(eicarString)) {
-		if line == 0 && !isBinary(data) {
+		if line == 0 {
 			line = 1 + bytes.Count(data[:bytes.Index(data, []byte(eicarString))], []byte{'\n'})
 		}
 		out(s.p.detector["eicar"], line, "")
 	}
 }
 
-// binaryFile runs the detectors of binary content on a file.
-func (s *scanner) binaryFile(path string, data []byte, line int, out emit) {
+// binaryFile runs the detectors of binary content on a file, and reports
+// whether its magic bytes make it an executable or bytecode: code that
+// cannot be reviewed, judged by that alone. Anything else (a nested archive
+// included) is scanned as text too.
+func (s *scanner) binaryFile(path string, data []byte, line int, out emit) bool {
 	if kind := native(data); kind != "" {
 		out(s.p.detector["native-executable"], line, kind)
-		return
+		return true
 	}
 	if kind := bytecode(path, data); kind != "" {
 		out(s.p.detector["bytecode"], line, kind)
-		return
+		return true
 	}
 	if kind := nested(data); kind != "" {
 		out(s.p.detector["nested-archive"], line, kind)
 	}
+	return false
 }
 
 // native names the executable format data starts with, or "".
@@ -297,22 +450,52 @@ func bytecode(path string, b []byte) string {
 	return ""
 }
 
-// nested names the archive format data starts with, or "".
+// nested names the archive format data starts with, or "". Magic bytes
+// that plain text could start with are checked further (bzip2's block
+// magic, a cabinet's reserved zeros, a tar header's checksum).
 func nested(b []byte) string {
 	magics := []struct {
 		prefix, kind string
 	}{
-		{"PK\x03\x04", "zip"}, {"PK\x05\x06", "zip"}, {"\x1f\x8b", "gzip"}, {"BZh", "bzip2"},
+		{"PK\x03\x04", "zip"}, {"PK\x05\x06", "zip"}, {"\x1f\x8b", "gzip"},
 		{"\xfd7zXZ\x00", "xz"}, {"7z\xbc\xaf\x27\x1c", "7z"}, {"Rar!\x1a\x07", "rar"}, {"\x28\xb5\x2f\xfd", "zstd"},
-		{"MSCF", "cab"}, {"\x04\x22\x4d\x18", "lz4"},
+		{"MSCF\x00\x00\x00\x00", "cab"}, {"\x04\x22\x4d\x18", "lz4"},
 	}
 	for _, m := range magics {
 		if bytes.HasPrefix(b, []byte(m.prefix)) {
 			return m.kind
 		}
 	}
-	if len(b) >= 262 && string(b[257:262]) == "ustar" {
+	if len(b) >= 10 && string(b[:3]) == "BZh" && '1' <= b[3] && b[3] <= '9' &&
+		(string(b[4:10]) == "\x31\x41\x59\x26\x53\x59" || string(b[4:10]) == "\x17\x72\x45\x38\x50\x90") {
+		return "bzip2"
+	}
+	if len(b) >= 512 && string(b[257:262]) == "ustar" && tarChecksum(b[:512]) {
 		return "tar"
 	}
 	return ""
+}
+
+// tarChecksum checks a tar header's checksum: the octal sum of its bytes,
+// the checksum field counted as spaces.
+func tarChecksum(h []byte) bool {
+	field := bytes.TrimRight(bytes.TrimLeft(h[148:156], " \x00"), " \x00")
+	if len(field) == 0 {
+		return false
+	}
+	want := 0
+	for _, c := range field {
+		if c < '0' || c > '7' {
+			return false
+		}
+		want = want*8 + int(c-'0')
+	}
+	sum := 0
+	for i, c := range h {
+		if 148 <= i && i < 156 {
+			c = ' '
+		}
+		sum += int(c)
+	}
+	return sum == want
 }

@@ -145,8 +145,9 @@ func zeroWidth(r rune) bool {
 }
 
 // joinOrBreak ends a line of out (which started at lineStart): a newline,
-// or a space when the line continues on the next (a trailing backslash, or
-// a trailing | or && outside a markdown table row).
+// or a space when the line continues on the next (a trailing | or &&
+// outside a markdown table row); a trailing backslash goes, joining the
+// lines as a shell does (cu\<newline>rl is curl), but for a drive's root.
 func joinOrBreak(out []byte, lineStart int) []byte {
 	j := len(out) - 1
 	for j >= lineStart && (out[j] == ' ' || out[j] == '\t' || out[j] == '\r') {
@@ -154,8 +155,12 @@ func joinOrBreak(out []byte, lineStart int) []byte {
 	}
 	switch {
 	case j < lineStart:
+	case out[j] == '\\' && j > lineStart && out[j-1] == ':':
+		return append(out, ' ') // a drive's root (C:\\), not a continuation
+	case out[j] == '\\' && j == len(out)-1:
+		return out[:j]
 	case out[j] == '\\':
-		return append(out, ' ')
+		return append(out[:j], ' ')
 	case out[j] == '|' || (out[j] == '&' && j > lineStart && out[j-1] == '&'):
 		k := lineStart
 		for k < j && (out[k] == ' ' || out[k] == '\t') {

@@ -21,7 +21,7 @@ import (
 var rulesYAML []byte
 
 // EnginePrefix starts every engine version: the scanner's name, then the
-// rule pack's version ("skilldrop-scan/2026.06.1").
+// rule pack's version ("skilldrop-scan/2026.07.1").
 const EnginePrefix = "skilldrop-scan/"
 
 // Rule is one rule of a pack, as the pack's YAML gives it.
@@ -199,9 +199,13 @@ var detectors = []string{
 
 // The validators a pattern rule may name (validate.go).
 var validators = map[string]func(text []byte, start, end int) bool{
-	"not-example":     notExample,
-	"pem-body":        pemBody,
-	"github-checksum": githubChecksum,
+	"not-example":      notExample,
+	"pem-body":         pemBody,
+	"github-checksum":  githubChecksum,
+	"reads-credential": readsCredential,
+	"asserted":         asserted,
+	"cited":            cited,
+	"not-browser":      notBrowser,
 }
 
 type rawPack struct {

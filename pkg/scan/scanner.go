@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 )
@@ -112,11 +111,12 @@ type emit func(r *Rule, line int, note string)
 func (s *scanner) file(path string, data []byte) {
 	top := func(r *Rule, line int, note string) { s.add(r, path, line, note) }
 	s.eicar(data, 0, top)
-	if isBinary(data) {
-		s.binaryFile(path, data, 0, top)
+	if s.binaryFile(path, data, 0, top) {
 		return
 	}
-	s.scanText(data, 0, top)
+	for _, t := range textsOf(data) {
+		s.scanText(t, 0, top)
+	}
 }
 
 // add records a finding (a signal only as a part for the combinations).
@@ -161,28 +161,6 @@ func (s *scanner) overBudget(out emit, line int) {
 	}
 }
 
-// isBinary reports whether data is not text: a NUL byte, or invalid UTF-8,
-// in its first 8 KiB.
-func isBinary(data []byte) bool {
-	head := data[:min(len(data), 8<<10)]
-	for i := 0; i < len(head); {
-		b := head[i]
-		if b == 0 {
-			return true
-		}
-		if b < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(head[i:])
-		if r == utf8.RuneError && size == 1 && len(head)-i >= utf8.UTFMax {
-			return true
-		}
-		i += size
-	}
-	return false
-}
-
 // scanText scans a text at a depth of decoding (0: a file's own content).
 func (s *scanner) scanText(data []byte, depth int, out emit) {
 	s.text += int64(len(data))
@@ -209,6 +187,9 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	s.patterns(v, out)
 	if dv := decomment(v); dv != nil {
 		s.patterns(dv, out)
+	}
+	if sv := shellView(v); sv != nil {
+		s.patterns(sv, out)
 	}
 	s.comments(v, depth, out)
 	if depth < s.budget.MaxDepth {

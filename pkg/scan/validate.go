@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"hash/crc32"
+	"strings"
 )
 
 // Validators: checks a pattern's match must pass too, so that documented
@@ -72,4 +73,152 @@ func base62CRC(b []byte) string {
 		n /= 62
 	}
 	return string(out)
+}
+
+// lineStart is where the logical line holding offset i of t starts.
+func lineStart(t []byte, i int) int {
+	return bytes.LastIndexByte(t[:i], '\n') + 1
+}
+
+// words are the lower-cased words of b (letters, digits, _ and -).
+func words(b []byte) []string {
+	return strings.FieldsFunc(strings.ToLower(string(b)), func(r rune) bool {
+		return r != '_' && r != '-' && (r < '0' || r > '9') && (r < 'a' || r > 'z')
+	})
+}
+
+// readVerbs are the commands and calls that read a file's content (or
+// carry it off).
+var readVerbs = set("cat", "tac", "nl", "less", "more", "head", "tail", "base64", "xxd", "od", "hexdump", "strings",
+	"tar", "zip", "7z", "gzip", "bzip2", "xz", "cp", "mv", "scp", "rsync", "dd", "gpg", "openssl", "curl", "wget",
+	"nc", "ncat", "netcat", "socat", "sqlite3", "get-content", "gc", "copy-item", "compress-archive", "open",
+	"readfile", "readfilesync", "read_text", "read_bytes", "read", "copyfile", "copy2", "copytree", "shutil",
+	"expanduser", "homedir", "grep", "awk", "sed", "cut", "tee", "upload", "send", "exfiltrate")
+
+// keyUses are the commands that use a key without reading it out, when
+// they start the command.
+var keyUses = set("ssh", "ssh-add", "ssh-keygen", "ssh-copy-id", "chmod", "chown", "mkdir", "touch", "ls", "rm", "test", "stat")
+
+// keyOptions are the options and settings that name a key for a program to
+// use (ssh -i, IdentityFile), not a read of it.
+var keyOptions = set("-i", "identityfile", "-identityfile", "--identity", "--identity-file", "--key-file", "--private-key",
+	"--ssh-key", "identity_file", "private_key_file", "key_file", "-k")
+
+func set(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// readsCredential accepts a credential file's path only where its content
+// is read: the path follows, in its command, a command or call that reads
+// (cat, tar, scp, curl, open(…)), or a < redirection or curl's @file; not
+// a public key (.pub), nor a key named for a program to use (ssh -i,
+// IdentityFile, ssh-add, chmod 600), nor a mention in prose.
+func readsCredential(t []byte, start, end int) bool {
+	if bytes.HasSuffix(bytes.ToLower(bytes.TrimRight(t[start:end], " \t\"'`)")), []byte(".pub")) {
+		return false
+	}
+	ls := lineStart(t, start)
+	// The token that holds the path, and what comes before it.
+	ts := start
+	for ts > ls && bytes.IndexByte([]byte(" \t|;&()`<>\"'"), t[ts-1]) < 0 {
+		ts--
+	}
+	prefix := bytes.ToLower(t[ts:start])
+	if bytes.Contains(prefix, []byte("identityfile")) {
+		return false
+	}
+	if bytes.IndexByte(prefix, '@') >= 0 {
+		return true // curl -F f=@path, -d @path
+	}
+	j := ts
+	for j > ls && (t[j-1] == ' ' || t[j-1] == '"' || t[j-1] == '\'' || t[j-1] == '\t') {
+		j--
+	}
+	if j > ls && t[j-1] == '<' {
+		return true
+	}
+	p := j
+	for p > ls && t[p-1] != ' ' && t[p-1] != '\t' {
+		p--
+	}
+	if prev := strings.ToLower(strings.Trim(string(t[p:j]), `"'`)); keyOptions[prev] || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "=") {
+		return false
+	}
+	seg := ls
+	if k := bytes.LastIndexAny(t[ls:ts], "|;&"); k >= 0 {
+		seg = ls + k + 1
+	}
+	ws := words(t[seg:ts])
+	if len(ws) > 0 && ws[0] == "sudo" {
+		ws = ws[1:]
+	}
+	if len(ws) == 0 || keyUses[ws[0]] {
+		return false
+	}
+	for _, w := range ws {
+		if readVerbs[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// disclaimers are the words that, earlier in the same clause, make a
+// phrase a citation rather than an order: a negation or refusal, or talk
+// about such phrases (examples, attacks, what a page says).
+var disclaimers = set("never", "not", "don't", "dont", "doesn't", "won't", "refuse", "refuses", "reject", "rejects",
+	"decline", "declines", "resist", "resists", "beware", "flag", "flags", "detect", "detects", "report", "reports",
+	"example", "examples", "like", "such", "attempt", "attempts", "tries", "try", "trying", "injection",
+	"injections", "injected", "malicious", "untrusted", "suspicious", "phrase", "phrases", "says", "say", "said",
+	"asks", "tells", "told", "claims", "contains", "containing")
+
+// cited reports whether the match is quoted on its line (an open quote
+// or backtick before it) or follows, in its clause, a disclaimer: "refuse
+// text like 'ignore previous instructions'", "never delete files without
+// asking for confirmation".
+func cited(t []byte, start, _ int) bool {
+	ls := lineStart(t, start)
+	pre := t[ls:start]
+	if bytes.Count(pre, []byte{'"'})%2 == 1 || bytes.Count(pre, []byte{'`'})%2 == 1 ||
+		bytes.Count(pre, []byte("\u201c")) > bytes.Count(pre, []byte("\u201d")) {
+		return true
+	}
+	if k := len(bytes.TrimRight(pre, " \t")); k > 0 && (pre[k-1] == '\'' || pre[k-1] == '*' || pre[k-1] == '_') {
+		return true
+	}
+	clause := pre
+	if k := bytes.LastIndexAny(pre, ".;:!?\u2014"); k >= 0 && (pre[k] != '.' || k+1 == len(pre) || pre[k+1] == ' ') {
+		clause = pre[k+1:]
+	}
+	for _, w := range words(clause) {
+		if disclaimers[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// asserted is the complement of cited: the phrase stands as an order.
+func asserted(t []byte, start, end int) bool { return !cited(t, start, end) }
+
+// browserWords mark a headless browser's launch, whose --no-sandbox is
+// Chromium's flag (in containers and CI), not an agent's.
+var browserWords = [][]byte{[]byte("chrome"), []byte("chromium"), []byte("puppeteer"), []byte("playwright"), []byte("selenium"),
+	[]byte("headless"), []byte("electron"), []byte("browser"), []byte("--disable-gpu"), []byte("--disable-setuid-sandbox"),
+	[]byte("webdriver"), []byte("cypress"), []byte("karma")}
+
+// notBrowser refuses a --no-sandbox with a browser named within a
+// kilobyte of it.
+func notBrowser(t []byte, start, end int) bool {
+	near := bytes.ToLower(t[max(0, start-1024):min(len(t), end+1024)])
+	for _, w := range browserWords {
+		if bytes.Contains(near, w) {
+			return false
+		}
+	}
+	return true
 }
