@@ -27,8 +27,9 @@ func serveBuilt(t *testing.T, dir string, args ...string) string {
 	return origin
 }
 
-// serveBuiltLogs is serveBuilt, also returning what serve writes to stderr.
-func serveBuiltLogs(t *testing.T, dir string, args ...string) (string, *syncbuf.Buffer) {
+// launchBuiltServe starts the built skilldrop serve on dir at a free loopback
+// port; exited receives its Wait error once it ends.
+func launchBuiltServe(t *testing.T, dir string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer, chan error) {
 	t.Helper()
 	cmd := exec.Command(builtCLI(t), append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...)...)
 	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
@@ -38,6 +39,13 @@ func serveBuiltLogs(t *testing.T, dir string, args ...string) (string, *syncbuf.
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	return cmd, stdout, stderr, exited
+}
+
+// serveBuiltLogs is serveBuilt, also returning what serve writes to stderr.
+func serveBuiltLogs(t *testing.T, dir string, args ...string) (string, *syncbuf.Buffer) {
+	t.Helper()
+	cmd, stdout, stderr, exited := launchBuiltServe(t, dir, args...)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
@@ -216,14 +224,7 @@ func TestServeFailsClosedWhenTheCatalogIsDeleted(t *testing.T) {
 	}
 	// Started again, serve indexes everything the catalog does not record:
 	// it must refuse rather than serve the hidden skill as public.
-	cmd := exec.Command(builtCLI(t), "serve", "--dir", dir, "--addr", "127.0.0.1:0")
-	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cmd, stdout, stderr, exited := launchBuiltServe(t, dir)
 	var err error
 	eventually(t, "serve started again exits or serves", func() bool {
 		select {
