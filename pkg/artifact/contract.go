@@ -82,10 +82,10 @@ func FormatOf(fileName string) (Format, bool) {
 	return "", false
 }
 
-// cutExt splits a file name into the name before its extension and the
+// CutExt splits a file name into the name before its extension and the
 // format the extension declares: the shortest suffix from a dot that
 // FormatOf knows ("x.tar.gz" is x and tar.gz, "a.b.md" is a.b and md).
-func cutExt(file string) (name string, f Format, ok bool) {
+func CutExt(file string) (name string, f Format, ok bool) {
 	for i := len(file) - 1; i >= 0; i-- {
 		if file[i] != '.' {
 			continue

@@ -125,7 +125,7 @@ func parseSubagentKey(k Key, rest string) (Key, error) {
 // cutFileName splits "<name>.<ext>" for the extensions the contract knows;
 // a .md file is an agent.md when agent is set.
 func cutFileName(file string, agent bool) (name string, t Type, f Format, ok bool) {
-	if name, f, ok = cutExt(file); !ok {
+	if name, f, ok = CutExt(file); !ok {
 		return "", "", "", false
 	}
 	switch {

@@ -188,18 +188,16 @@ func ClosestName(s string, names map[string]bool) string {
 }
 
 // bareName is the name a key or file name names, in lower case: the
-// folder of a SKILL.md or agent.md, else the last path element without a
-// skill's extension.
+// folder of a SKILL.md or agent.md, else the last path element without the
+// extension the bucket contract reads (artifact.CutExt).
 func bareName(s string) string {
 	s = strings.ToLower(s)
 	if dir, file := path.Split(s); file == "skill.md" || file == "agent.md" {
 		s = strings.TrimSuffix(dir, "/")
 	}
 	s = path.Base(s)
-	for _, ext := range []string{".tar.gz", ".tgz", ".zip", ".md"} {
-		if b, ok := strings.CutSuffix(s, ext); ok && b != "" {
-			return b
-		}
+	if b, _, ok := artifact.CutExt(s); ok && b != "" {
+		return b
 	}
 	return s
 }
