@@ -61,7 +61,7 @@ func ValidateDescription(s string) error {
 	ref := s[loc[0]:loc[1]]
 	return fail(CodeInvalidFrontmatter, "description", "holds the character reference %q at character %d, which an HTML page shows as %q "+
 		"while an agent reads it as written: descriptions are plain text; write the character itself (an ampersand followed by "+
-		"a space is fine)", ref, utf8.RuneCountInString(s[:loc[0]])+1, html.UnescapeString(ref))
+		"a space is fine)", ref, at(s, loc[0]), html.UnescapeString(ref))
 }
 
 // plainText applies ValidateDescription's rules, but the one about
