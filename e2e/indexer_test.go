@@ -272,6 +272,12 @@ func withoutTimes(c *catalog.Catalog) *catalog.Catalog {
 	if c.Config != nil {
 		c.Config.AppliedAt = time.Time{}
 	}
+	for k, src := range c.Sources {
+		if src.Gone != 0 { // a tombstone's time: when that run's round found the key deleted
+			src.Gone = 1
+			c.Sources[k] = src
+		}
+	}
 	return c
 }
 
