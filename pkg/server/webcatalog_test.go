@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 	"github.com/skilldrop/skilldrop/pkg/webcatalog"
 	"github.com/skilldrop/skilldrop/pkg/websession"
@@ -462,6 +463,12 @@ func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
 	for i := range 1000 {
 		v.Files = append(v.Files, catalog.File{Path: fmt.Sprintf("dir/file-%04d.txt", i), Digest: digest.Of([]byte{byte(i)}), Size: 1})
 	}
+	v.Scan = &scan.Result{Verdict: scan.Warn, Engine: "1"}
+	for i := range 1000 {
+		v.Scan.Findings = append(v.Scan.Findings, scan.Finding{Rule: "persistence.shell-rc", Severity: scan.SeverityMedium,
+			File: fmt.Sprintf("dir/%s-%04d.sh", strings.Repeat("long", 100), i), Line: i + 1, Message: long + long})
+		v.Scan.Allowed = append(v.Scan.Allowed, scan.Allowed{Rule: fmt.Sprintf("rule-%d", i), Reason: long})
+	}
 	b.publish()
 	h := newHarness(t, st)
 	for _, p := range []string{"/catalog/", "/catalog/skills/huge"} {
@@ -471,7 +478,8 @@ func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
 			t.Errorf("%s: %d, %d bytes; want at most %d", p, w.Code, w.Body.Len(), pageBudget)
 		}
 	}
-	if w := h.do(http.MethodGet, "/catalog/skills/huge"); !strings.Contains(w.Body.String(), "download it") || !strings.Contains(w.Body.String(), "more files") {
-		t.Error("the cut document or the file list does not say there is more")
+	if w := h.do(http.MethodGet, "/catalog/skills/huge"); !strings.Contains(w.Body.String(), "download it") || !strings.Contains(w.Body.String(), "more files") ||
+		!strings.Contains(w.Body.String(), "980 more findings") {
+		t.Error("the cut document, the file list or the findings do not say there is more")
 	}
 }

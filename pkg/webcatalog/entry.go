@@ -53,6 +53,10 @@ type EntryPage struct {
 	MoreFiles                        int
 	Versions                         []VersionRow
 	MoreVersions                     int
+	// Scan is the latest version's content scan; nil when it was never
+	// scanned (ScanNote says why).
+	Scan     *ScanSection
+	ScanNote string
 }
 
 // Link is a named link.
@@ -67,7 +71,9 @@ type FileRow struct{ Path, Size, Digest string }
 // VersionRow is one version in the history.
 type VersionRow struct {
 	Label, Published, PublishedISO, Size, Digest, URL string
-	Latest                                            bool
+	// Verdict is the version's scan verdict, "" when it was never scanned.
+	Verdict string
+	Latest  bool
 }
 
 // Entry returns the page of the skill (kind catalog.KindSkill; listing ""
@@ -109,6 +115,9 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 	}
 	p.Install = s.install(e, ver)
 	p.Frontmatter = frontmatter(ver.Frontmatter)
+	if p.Scan = scanSection(ver); p.Scan == nil {
+		p.ScanNote = "This version was not scanned: its bytes are hosted elsewhere, or it was published before scanning."
+	}
 	for i, f := range ver.Files {
 		if i == maxFiles {
 			p.MoreFiles = len(ver.Files) - maxFiles
@@ -116,17 +125,24 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 		}
 		p.Files = append(p.Files, FileRow{Path: safetext.Text(f.Path), Size: bytesize.Format(f.Size), Digest: f.Digest.String()})
 	}
+	// history holds only the versions in service (View.History), as the
+	// native feed's identity document lists them: a revoked or withdrawn
+	// version is on no page.
 	for i := len(history) - 1; i >= 0; i-- {
 		if len(p.Versions) == maxVersions {
 			p.MoreVersions = i + 1
 			break
 		}
 		v := &history[i]
-		p.Versions = append(p.Versions, VersionRow{
+		row := VersionRow{
 			Label: v.Label, Published: v.PublishedAt.UTC().Format(time.DateTime + " UTC"),
 			PublishedISO: v.PublishedAt.UTC().Format(time.RFC3339), Size: bytesize.Format(v.Size),
 			Digest: v.Digest.String(), URL: s.versionURL(e, v), Latest: v.Label == e.Latest,
-		})
+		}
+		if v.Scan != nil {
+			row.Verdict = string(v.Scan.Verdict)
+		}
+		p.Versions = append(p.Versions, row)
 	}
 	if err := s.body(ctx, &p, e, ver, read, bodies); err != nil {
 		return EntryPage{}, false, err

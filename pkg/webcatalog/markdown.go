@@ -16,7 +16,9 @@ import (
 
 // MaxBodyHTML bounds the rendered HTML of one SKILL.md or agent.md on a
 // page; a longer document is cut (at a line) and the page links the file.
-const MaxBodyHTML = 32 << 10
+// With the most the other sections show (files, versions, the scan's
+// findings, provenance) a page stays under its 60 KB budget.
+const MaxBodyHTML = 24 << 10
 
 // md renders CommonMark with GitHub's tables, strikethrough, task lists and
 // autolinks. Raw HTML is never passed through (goldmark's default: it

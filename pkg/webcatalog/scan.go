@@ -1,0 +1,72 @@
+package webcatalog
+
+import (
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/safetext"
+	"github.com/skilldrop/skilldrop/pkg/scan"
+)
+
+// Bounds of a page's scan section, so that a page stays small whatever a
+// scan found: the findings past maxFindings are counted, and read in full
+// in the native version document.
+const (
+	maxFindings       = 20
+	maxAllowed        = 5
+	maxFindingMessage = 300
+	maxFindingFile    = 120
+)
+
+// ScanSection is what the content scan found in a version, as the native
+// version document carries it (catalog.Version.Scan): the verdict, the
+// rule pack's version, each finding and the operator's allows used.
+type ScanSection struct {
+	Verdict, Engine string
+	// Class is the verdict's badge class: pass for clean, warn otherwise.
+	Class        string
+	Findings     []FindingRow
+	MoreFindings int
+	Allowed      []AllowedRow
+}
+
+// FindingRow is one finding.
+type FindingRow struct {
+	Rule, Severity, File string
+	Line                 int
+	Message              string
+}
+
+// AllowedRow is an allow the operator gave for the version's bytes that a
+// finding used.
+type AllowedRow struct{ Rule, Reason string }
+
+// scanSection is ver's scan as a page shows it; nil for a version never
+// scanned. File names and messages (which quote what the bytes hold) are
+// the author's: they are shown as text, escaped by the template, their
+// invisible characters spelled out, and clipped.
+func scanSection(ver *catalog.Version) *ScanSection {
+	res := ver.Scan
+	if res == nil {
+		return nil
+	}
+	s := &ScanSection{Verdict: string(res.Verdict), Engine: safetext.Text(res.Engine), Class: "warn"}
+	if res.Verdict == scan.Clean {
+		s.Class = "pass"
+	}
+	for i, f := range res.Findings {
+		if i == maxFindings {
+			s.MoreFindings = len(res.Findings) - maxFindings
+			break
+		}
+		s.Findings = append(s.Findings, FindingRow{
+			Rule: safetext.Text(f.Rule), Severity: f.Severity.String(), File: clipRunes(safetext.Text(f.File), maxFindingFile),
+			Line: f.Line, Message: clipRunes(safetext.Text(f.Message), maxFindingMessage),
+		})
+	}
+	for i, a := range res.Allowed {
+		if i == maxAllowed {
+			break
+		}
+		s.Allowed = append(s.Allowed, AllowedRow{Rule: safetext.Text(a.Rule), Reason: clipRunes(safetext.Text(a.Reason), maxFindingMessage)})
+	}
+	return s
+}
