@@ -463,6 +463,7 @@ func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
 	for i := range 1000 {
 		v.Files = append(v.Files, catalog.File{Path: fmt.Sprintf("dir/file-%04d.txt", i), Digest: digest.Of([]byte{byte(i)}), Size: 1})
 	}
+	v.Bundle = &catalog.Bundle{BlobRef: catalog.BlobRef{Digest: digest.Of([]byte("bundle")), Size: 6}, Key: "k"}
 	v.Scan = &scan.Result{Verdict: scan.Warn, Engine: "1"}
 	for i := range 1000 {
 		v.Scan.Findings = append(v.Scan.Findings, scan.Finding{Rule: "persistence.shell-rc", Severity: scan.SeverityMedium,
@@ -479,7 +480,7 @@ func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
 		}
 	}
 	if w := h.do(http.MethodGet, "/catalog/skills/huge"); !strings.Contains(w.Body.String(), "download it") || !strings.Contains(w.Body.String(), "more files") ||
-		!strings.Contains(w.Body.String(), "980 more findings") {
-		t.Error("the cut document, the file list or the findings do not say there is more")
+		!strings.Contains(w.Body.String(), "980 more findings") || !strings.Contains(w.Body.String(), "cosign verify-blob-attestation") {
+		t.Error("the cut document, the file list or the findings do not say there is more, or the provenance is missing")
 	}
 }

@@ -57,6 +57,8 @@ type EntryPage struct {
 	// scanned (ScanNote says why).
 	Scan     *ScanSection
 	ScanNote string
+	// Provenance is the latest version's signed provenance; nil without.
+	Provenance *ProvenanceSection
 }
 
 // Link is a named link.
@@ -114,6 +116,7 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 		}
 	}
 	p.Install = s.install(e, ver)
+	p.Provenance = s.provenanceSection(e, ver)
 	p.Frontmatter = frontmatter(ver.Frontmatter)
 	if p.Scan = scanSection(ver); p.Scan == nil {
 		p.ScanNote = "This version was not scanned: its bytes are hosted elsewhere, or it was published before scanning."
