@@ -414,6 +414,10 @@ var corpus = []string{
 // it in a skill of its own, whose page must not exist, and in the bodies.
 const hostileDescription = `"><img src=x onerror=window.__xss=20> <script>window.__xss=21</script> \u202eevil`
 
+// scanWarns is a line the content scan warns on (persistence.shell-rc,
+// medium): the skill is published with a finding on the file.
+const scanWarns = "\necho 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n"
+
 // writeCorpus adds hostile skills and a sub-agent to the fixture bucket.
 func writeCorpus(t *testing.T, dir string) {
 	t.Helper()
@@ -442,10 +446,11 @@ func writeCorpus(t *testing.T, dir string) {
 	for name, content := range map[string]string{
 		"SKILL.md": doc("xss-archive"),
 		// The validator refuses <, >, ", controls and invisible characters in
-		// names; these are what an archive can still carry.
-		`x' onmouseover='window.__xss=30'.md`:          "a",
-		`&lt;img src=x onerror=window.__xss=31&gt;.md`: "b",
-		"scripts/`${window.__xss=32}` (a);b&c.txt":     "c",
+		// names; these are what an archive can still carry. Each holds a line
+		// the content scan warns on, so the page's findings name them too.
+		`x' onmouseover='window.__xss=30'.md`:          "a" + scanWarns,
+		`&lt;img src=x onerror=window.__xss=31&gt;.md`: "b" + scanWarns,
+		"scripts/`${window.__xss=32}` (a);b&c.txt":     "c" + scanWarns,
 	} {
 		f, err := zw.Create(name)
 		if err != nil {
@@ -501,6 +506,11 @@ func TestHostileSkillsNeverRunInThePage(t *testing.T) {
 	files := eval[[]string](t, ctx, `[...document.querySelectorAll("#files ~ table td:first-child")].map(td => td.textContent)`)
 	if !contains(files, `x' onmouseover='window.__xss=30'.md`) || !contains(files, `&lt;img src=x onerror=window.__xss=31&gt;.md`) {
 		t.Errorf("hostile file names shown as %q", files)
+	}
+	findings := eval[[]string](t, ctx, `[...document.querySelectorAll("#scan ~ table td.path")].map(td => td.textContent)`)
+	if !contains(findings, `x' onmouseover='window.__xss=30'.md:2`) || !contains(findings, `&lt;img src=x onerror=window.__xss=31&gt;.md:2`) ||
+		!contains(findings, "scripts/`${window.__xss=32}` (a);b&c.txt:2") {
+		t.Errorf("the findings' hostile file names shown as %q", findings)
 	}
 	links := eval[[]string](t, ctx, `[...document.querySelectorAll("article.doc a")].map(a => a.getAttribute("href") + " " + a.rel)`)
 	for _, l := range links {

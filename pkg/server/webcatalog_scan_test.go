@@ -8,7 +8,11 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // shellRC is a line the content scan warns on (persistence.shell-rc, medium).
@@ -99,5 +103,42 @@ func TestScanFindingsAreTextOnThePage(t *testing.T) {
 	}
 	if strings.Contains(body, "onmouseover='") || strings.Contains(body, "&amp; b&c") {
 		t.Error("the finding's file reached the page unescaped")
+	}
+}
+
+// TestHostileFindingsAreInertText: whatever a recorded finding holds (a
+// rule pack's message, a file name from an archive), the page shows it as
+// text: no markup of it survives, its invisible characters are spelled out.
+func TestHostileFindingsAreInertText(t *testing.T) {
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	e := b.skill("findings", "", catalog.Public, artifact.FormatMarkdown, skillMD("findings"))
+	payloads := []string{
+		`<script>window.__xss=1</script>`, `"><img src=x onerror=window.__xss=2>`, `' onmouseover='window.__xss=3`,
+		`<a href="javascript:window.__xss=4">x</a>`, "bidi \u202etxt.exe\u202c", `]]><svg onload=window.__xss=5>`,
+	}
+	res := &scan.Result{Verdict: scan.Warn, Engine: `<b>1</b>`}
+	for i, p := range payloads {
+		res.Findings = append(res.Findings, scan.Finding{Rule: "r" + p, Severity: scan.SeverityMedium, File: "dir/" + p, Line: i + 1, Message: "found " + p})
+		res.Allowed = append(res.Allowed, scan.Allowed{Rule: p, Reason: p})
+	}
+	e.Versions[0].Scan = res
+	withFiles(b)
+	b.publish()
+	w := newHarness(t, st).do(http.MethodGet, "/catalog/skills/findings")
+	body := w.Body.String()
+	if w.Code != http.StatusOK {
+		t.Fatalf("page: %d", w.Code)
+	}
+	section := body[strings.Index(body, `id="scan"`):strings.Index(body, `id="files"`)]
+	for _, bad := range []string{"<script>window", "<img", "<svg", "<b>1", `href="javascript`, "onmouseover='", "\u202e"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	for _, want := range []string{html.EscapeString(`"><img src=x onerror=window.__xss=2>`), `bidi \u202etxt.exe\u202c`, "&lt;b&gt;1&lt;/b&gt;"} {
+		if !strings.Contains(section, want) {
+			t.Errorf("the scan section does not show %q as text: %s", want, section)
+		}
 	}
 }

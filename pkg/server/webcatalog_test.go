@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -482,5 +484,55 @@ func TestPagesStayUnderTheirBudgetWhateverTheyShow(t *testing.T) {
 	if w := h.do(http.MethodGet, "/catalog/skills/huge"); !strings.Contains(w.Body.String(), "download it") || !strings.Contains(w.Body.String(), "more files") ||
 		!strings.Contains(w.Body.String(), "980 more findings") || !strings.Contains(w.Body.String(), "cosign verify-blob-attestation") {
 		t.Error("the cut document, the file list or the findings do not say there is more, or the provenance is missing")
+	}
+}
+
+// TestSkillPageWorstCaseStaysUnderTheBudgetOnTheWire fills every section
+// of a page to what the validator lets an author write (frontmatter keys
+// and values, file paths, findings) with text that compresses badly, and
+// measures what a browser receives (gzip, as it asks).
+func TestSkillPageWorstCaseStaysUnderTheBudgetOnTheWire(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	noise := func(n int) string {
+		const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789&'-_.éß中"
+		r := []rune(chars)
+		var b strings.Builder
+		for range n {
+			b.WriteRune(r[rnd.IntN(len(r))])
+		}
+		return b.String()
+	}
+	st := store.NewMemory()
+	b := newBucket(t, st)
+	var body strings.Builder
+	body.WriteString("---\nname: worst\ndescription: d\n---\n")
+	for body.Len() < 200<<10 {
+		fmt.Fprintf(&body, "- %s [%s](https://example.com/%s) `%s`\n", noise(40), noise(10), noise(20), noise(10))
+	}
+	var e *catalog.Entry
+	for range 30 {
+		e = b.skill("worst", "", catalog.Public, artifact.FormatMarkdown, []byte(body.String()+noise(8)))
+	}
+	withFiles(b)
+	v := &e.Versions[len(e.Versions)-1]
+	fm := map[string]string{"name": "worst", "description": noise(1024)}
+	for range 60 {
+		fm[noise(300)] = noise(2000)
+	}
+	v.Frontmatter, _ = json.Marshal(fm)
+	for range 200 {
+		v.Files = append(v.Files, catalog.File{Path: noise(2000), Digest: digest.Of([]byte(noise(8))), Size: 1 << 20})
+	}
+	v.Bundle = &catalog.Bundle{BlobRef: catalog.BlobRef{Digest: digest.Of([]byte("bundle")), Size: 6}, Key: "k"}
+	v.Scan = &scan.Result{Verdict: scan.Warn, Engine: noise(100)}
+	for range 200 {
+		v.Scan.Findings = append(v.Scan.Findings, scan.Finding{Rule: noise(100), Severity: scan.SeverityMedium, File: noise(2000), Line: 99999, Message: noise(2000)})
+		v.Scan.Allowed = append(v.Scan.Allowed, scan.Allowed{Rule: noise(100), Reason: noise(2000)})
+	}
+	b.publish()
+	w := newHarness(t, st).do(http.MethodGet, "/catalog/skills/worst", "Accept-Encoding: gzip")
+	t.Logf("%d bytes on the wire (%s)", w.Body.Len(), w.Header().Get("Content-Encoding"))
+	if w.Code != http.StatusOK || w.Header().Get("Content-Encoding") != "gzip" || w.Body.Len() > pageBudget {
+		t.Errorf("%d %q, %d bytes; want gzip, at most %d", w.Code, w.Header().Get("Content-Encoding"), w.Body.Len(), pageBudget)
 	}
 }

@@ -26,7 +26,9 @@ const (
 	maxFiles       = 50
 	maxVersions    = 20
 	maxFrontmatter = 40
+	maxFieldKey    = 80
 	maxFieldValue  = 400
+	maxPath        = 160
 )
 
 // ReadFile returns the bytes of one file of a version, verified against
@@ -126,7 +128,7 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 			p.MoreFiles = len(ver.Files) - maxFiles
 			break
 		}
-		p.Files = append(p.Files, FileRow{Path: safetext.Text(f.Path), Size: bytesize.Format(f.Size), Digest: f.Digest.String()})
+		p.Files = append(p.Files, FileRow{Path: clipRunes(safetext.Text(f.Path), maxPath), Size: bytesize.Format(f.Size), Digest: f.Digest.String()})
 	}
 	// history holds only the versions in service (View.History), as the
 	// native feed's identity document lists them: a revoked or withdrawn
@@ -251,7 +253,7 @@ func frontmatter(raw json.RawMessage) []Field {
 				value = buf.String()
 			}
 		}
-		out = append(out, Field{Key: safetext.Text(key), Value: clipRunes(value, maxFieldValue)})
+		out = append(out, Field{Key: clipRunes(safetext.Text(key), maxFieldKey), Value: clipRunes(value, maxFieldValue)})
 	}
 	return out
 }
