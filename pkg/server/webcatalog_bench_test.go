@@ -5,19 +5,22 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/catalogtest"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // generatedServer serves a generated catalog of n skills (catalogtest's
 // organisation-shaped bucket) from a memory store, with the SKILL.md of
 // every markdown skill recorded as its one file and stored as its blob, as
-// the indexer leaves them. It returns a markdown skill's name.
+// the indexer leaves them. It returns a markdown skill's name, whose
+// version is signed and has findings.
 func generatedServer(b *testing.B, n int) (*Server, string) {
 	b.Helper()
 	bucket := catalogtest.Generate(catalogtest.Default(n))
@@ -32,13 +35,21 @@ func generatedServer(b *testing.B, n int) (*Server, string) {
 		e := c.Skills[it.Name]
 		v := e.Versions[0]
 		v.Files = []catalog.File{{Path: artifact.SkillFile, Digest: digest.Of(body), Size: int64(len(body)), MediaType: "text/markdown"}}
-		e.SetVersions([]catalog.Version{v})
 		if i >= n/2 && page == "" {
 			page = it.Name
+			// Signed and with findings, so that the skill page renders both sections.
+			v.Bundle = &catalog.Bundle{BlobRef: catalog.BlobRef{Digest: digest.Of([]byte(it.Name)), Size: 2048}, Key: "bench"}
+			v.Scan = &scan.Result{Verdict: scan.Warn, Engine: "2026.12.1"}
+			for line := range 5 {
+				v.Scan.Findings = append(v.Scan.Findings, scan.Finding{Rule: "persistence.shell-rc", Category: "persistence",
+					Severity: scan.SeverityMedium, File: "scripts/setup.sh", Line: line + 1,
+					Message: "appends to a shell start-up file (.bashrc, .zshrc, .profile …), which runs in every later shell the user opens"})
+			}
 			if _, err := st.Put(context.Background(), catalog.BlobKey(v.Digest), body, store.PutOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		e.SetVersions([]catalog.Version{v})
 	}
 	raw, err := catalog.Encode(c, 0)
 	if err != nil {
@@ -72,6 +83,13 @@ func BenchmarkWebCatalog(b *testing.B) {
 				srv.ServeHTTP(w, r)
 				if w.code != http.StatusOK || w.n < 500 {
 					b.Fatalf("%s: status %d, %d bytes", r.URL, w.code, w.n)
+				}
+			}
+			if tc.name == "skill" {
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, tc.target, nil))
+				if !strings.Contains(w.Body.String(), "persistence.shell-rc") || !strings.Contains(w.Body.String(), "cosign verify-blob-attestation") {
+					b.Fatalf("the skill page shows no findings or provenance: %d", w.Code)
 				}
 			}
 			b.Run(fmt.Sprintf("page=%s/skills=%d", tc.name, n), func(b *testing.B) {

@@ -22,6 +22,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/routes"
 )
@@ -33,7 +34,8 @@ var templateFiles embed.FS
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, name := range []string{"list", "entry", "signin", "error"} {
-		out[name] = template.Must(template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
+		t := template.New(name).Funcs(template.FuncMap{"installs": installsHTML})
+		out[name] = template.Must(t.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
 }()
@@ -86,6 +88,33 @@ func render(w io.Writer, name string, data any) error {
 // cannot install it.
 type Install struct {
 	ID, Title, Text, Note string
+}
+
+// installsHTML writes copyable blocks (a page's install and verify
+// instructions), every value escaped (template.HTMLEscapeString), as
+// rowsHTML writes a list's: through html/template's reflection the few
+// blocks of a skill page would cost as much as the rest of it. The copy
+// script finds each block's text by the code element's id.
+func installsHTML(ins []Install) template.HTML {
+	var b strings.Builder
+	esc := template.HTMLEscapeString
+	for _, in := range ins {
+		id, title := esc(in.ID), esc(in.Title)
+		b.WriteString(`<section class="install" aria-labelledby="` + id + `-title">` + "\n")
+		b.WriteString(`<div class="head"><h3 id="` + id + `-title">` + title + `</h3>`)
+		if in.Text != "" {
+			b.WriteString(`<button type="button" data-copy="` + id + `" data-label="` + title + `" hidden>Copy</button>`)
+		}
+		b.WriteString("</div>\n")
+		if in.Text != "" {
+			b.WriteString(`<pre><code id="` + id + `">` + esc(in.Text) + "</code></pre>\n")
+		}
+		if in.Note != "" {
+			b.WriteString(`<p class="muted">` + esc(in.Note) + "</p>\n")
+		}
+		b.WriteString("</section>")
+	}
+	return template.HTML(b.String()) // #nosec G203 -- every value above is escaped
 }
 
 // SignInPage is the sign-in form.
