@@ -39,6 +39,9 @@ type FindingRow struct {
 	Rule, Severity, File string
 	Line                 int
 	Message              string
+	// Allowed is set when an operator's allow for these bytes covers the
+	// rule: the finding counted for nothing in the verdict.
+	Allowed bool
 }
 
 // AllowedRow is an allow the operator gave for the version's bytes that a
@@ -58,6 +61,10 @@ func scanSection(ver *catalog.Version) *ScanSection {
 	if res.Verdict == scan.Clean {
 		s.Class = "pass"
 	}
+	allowed := map[string]bool{}
+	for _, a := range res.Allowed {
+		allowed[a.Rule] = true
+	}
 	for i, f := range res.Findings {
 		if i == maxFindings {
 			s.MoreFindings = len(res.Findings) - maxFindings
@@ -65,7 +72,7 @@ func scanSection(ver *catalog.Version) *ScanSection {
 		}
 		s.Findings = append(s.Findings, FindingRow{
 			Rule: safetext.Text(f.Rule), Severity: f.Severity.String(), File: clipRunes(safetext.Text(f.File), maxFindingFile),
-			Line: f.Line, Message: clipRunes(safetext.Text(f.Message), maxFindingMessage),
+			Line: f.Line, Message: clipRunes(safetext.Text(f.Message), maxFindingMessage), Allowed: allowed[f.Rule],
 		})
 	}
 	for i, a := range res.Allowed {
@@ -88,6 +95,9 @@ func findingsHTML(rows []FindingRow) template.HTML {
 	for _, f := range rows {
 		b.WriteString("<tr><td>")
 		b.WriteString(esc(f.Severity))
+		if f.Allowed {
+			b.WriteString(` <span class="badge">allowed</span>`)
+		}
 		b.WriteString("</td><td><code>")
 		b.WriteString(esc(f.Rule))
 		b.WriteString(`</code></td><td class="path">`)
