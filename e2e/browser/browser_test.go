@@ -38,6 +38,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/server"
+	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -61,7 +62,11 @@ func startSite(t *testing.T) *site {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	logger := obs.NewLogger(&testLog{t: t}, slog.LevelWarn)
-	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger)})
+	key, err := signing.Generate() // the pages of signed versions show their provenance
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := indexer.New(indexer.Config{Store: st, Logger: logger, Auditor: obs.NewAuditor(logger), Signer: key, KeepOrigins: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +331,13 @@ func TestAPersonBrowsesSearchesInstallsAndSignsIn(t *testing.T) {
 	if copied != want || !strings.Contains(status, "Copied") {
 		t.Errorf("clipboard %q, status %q; want %q", copied, status, want)
 	}
+	// Its version is signed: the verify commands fetch this origin's key and the bundle the page links.
+	verify, err := text(ctx, "#verify-cosign")
+	bundle := eval[string](t, ctx, `document.querySelector("#verify ~ p a").href`)
+	if err != nil || !strings.HasPrefix(verify, "curl -fsS "+s.url+"/.well-known/skilldrop/signing-key.pem > key.pem") ||
+		!strings.Contains(verify, " "+bundle+"\n") || !strings.HasSuffix(bundle, ".sigstore.json") {
+		t.Errorf("verify commands %q (bundle %q): %v", verify, bundle, err)
+	}
 	w.clean(t, ctx, "the skill page")
 	shot(t, ctx, "03-skill")
 
@@ -566,6 +578,7 @@ func TestEveryPageTypeHasNoSeriousAccessibilityViolations(t *testing.T) {
 		"/catalog/", "/catalog/?q=pdf", "/catalog/?q=nothing-matches-this", "/catalog/?kind=subagent",
 		"/catalog/skills/pdf-tools", "/catalog/skills/deploy-via-pr", "/catalog/subagents/changelog-reviewer",
 		"/catalog/listings/partner-a/", "/catalog/listings/partner-a/skills/partner-faq", "/catalog/skills/xss-markdown",
+		"/catalog/skills/xss-archive",
 		"/catalog/sign-in", "/catalog/no-such-page", "/catalog/?page=0",
 	}
 	for _, scheme := range []string{"light", "dark"} {
