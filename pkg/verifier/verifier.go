@@ -24,6 +24,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/didweb"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/jws"
 	"github.com/skilldrop/skilldrop/pkg/provenance"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/signing"
@@ -169,8 +170,14 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 		return nil
 	}
 	doc, k, err := aicatalog.Verify(body, c.keys...)
-	if err != nil {
+	switch {
+	case errors.Is(err, jws.ErrSignature):
 		problem("ai-catalog: %s: the signature does not verify with the %s key: %v", routes.AICatalog, cc.KeySource, err)
+		return nil
+	case err != nil:
+		// Not a signature that failed: text with no canonical form, a
+		// malformed JWS, or a document this format cannot read.
+		problem("ai-catalog: %s is not a signed AI Catalog that can be read: %v", routes.AICatalog, err)
 		return nil
 	}
 	cc.Revision, cc.KeyID = doc.Revision(), signing.KeyID(k)

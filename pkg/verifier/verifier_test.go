@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/jcs"
+	"github.com/skilldrop/skilldrop/pkg/jws"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -37,11 +41,13 @@ type origin struct {
 	st  store.Store
 	url *url.URL
 	key *signing.Local
+	// replaced are documents served in place of the handler's, by path.
+	replaced map[string][]byte
 }
 
 func newOrigin(t *testing.T) *origin {
 	t.Helper()
-	o := &origin{t: t, st: store.NewMemory()}
+	o := &origin{t: t, st: store.NewMemory(), replaced: map[string][]byte{}}
 	o.key, _ = signing.Generate()
 	keys, err := apikey.ParseSet(apikey.Hash(apiKey))
 	if err != nil {
@@ -51,7 +57,13 @@ func newOrigin(t *testing.T) *origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := o.replaced[r.URL.Path]; ok {
+			_, _ = w.Write(b)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	o.url, _ = url.Parse(ts.URL)
 	for k, b := range files {
@@ -248,5 +260,50 @@ func TestVerifyFindsAnUnsignedOrigin(t *testing.T) {
 	rep = o.verify(k.Public(), "")
 	if rep.OK || skill(rep, "alpha") == nil || !strings.Contains(problems(rep), "alpha: bundle:") {
 		t.Errorf("an unsigned origin with a pinned key: %s", problems(rep))
+	}
+}
+
+// TestVerifySaysWhyTheCatalogCannotBeRead: a catalog whose signature is
+// not what failed (a number it cannot read, signed or not) is not reported
+// as a signature that does not verify.
+func TestVerifySaysWhyTheCatalogCannotBeRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, revision string
+		sign           bool
+		want           string
+	}{
+		{"a revision beyond a double, unsigned", "1e400", false, "the number 1e400 is not a finite double"},
+		{"a fractional revision, signed", "1.5", true, "cannot unmarshal number 1.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t)
+			rep := o.verify(o.key.Public(), "")
+			if !rep.OK {
+				t.Fatal(problems(rep))
+			}
+			b, _, err := store.ReadAll(context.Background(), o.st, o.catalog().Signing.Catalogs[0].Rendition.Key, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := regexp.MustCompile(`"revision": [0-9]+`).ReplaceAll(b, []byte(`"revision": `+tc.revision))
+			if tc.sign {
+				payload, _, err := jcs.Without(doc, "signature")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sig, err := jws.SignDetached(context.Background(), o.key, jws.Header{}, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc = regexp.MustCompile(`"signature": "[^"]*"`).ReplaceAll(doc, []byte(`"signature": "`+sig+`"`))
+			}
+			o.replaced[routes.AICatalog] = doc
+			rep = o.verify(o.key.Public(), "")
+			got := problems(rep)
+			if rep.OK || !strings.Contains(got, "is not a signed AI Catalog that can be read") || !strings.Contains(got, tc.want) ||
+				strings.Contains(got, "does not verify") {
+				t.Errorf("the report says:\n%s\nwant that %s cannot be read (%s), not that its signature does not verify", got, routes.AICatalog, tc.want)
+			}
+		})
 	}
 }
