@@ -49,7 +49,9 @@ type Options struct {
 	// Header is sent with every request to the origin (a credential, to
 	// check what it may see beyond the public feeds).
 	Header http.Header
-	// Client makes the requests (nil: a client with a 30 s timeout).
+	// Client makes the requests (nil: a client with a 30 s timeout). Its
+	// redirect policy is replaced: only redirects within Origin are
+	// followed, so Header never reaches another origin.
 	Client *http.Client
 }
 
@@ -107,9 +109,12 @@ func Verify(ctx context.Context, o Options) (*Report, error) {
 	if o.Origin == nil || o.Origin.Host == "" || (o.Origin.Scheme != "https" && o.Origin.Scheme != "http") {
 		return nil, errors.New("verifier: an origin http(s)://host is required")
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: defaultTimeout}
+	client := http.Client{Timeout: defaultTimeout}
+	if o.Client != nil {
+		client = *o.Client
 	}
+	client.CheckRedirect = sameOrigin(o.Origin)
+	o.Client = &client
 	c := &checker{o: o, origin: discovery.Origin(o.Origin)}
 	rep, err := c.verify(ctx)
 	if err != nil || rep.OK || rep.Catalog.Revision == 0 {
@@ -370,6 +375,37 @@ func (c *checker) get(ctx context.Context, u string, limit int64, auth bool) ([]
 		return nil, resp.StatusCode, fmt.Errorf("more than %d bytes", limit)
 	}
 	return b, resp.StatusCode, nil
+}
+
+// maxRedirects is how many redirects one fetch follows, as net/http's default.
+const maxRedirects = 10
+
+// sameOrigin is the redirect policy: a redirect is followed only to the
+// origin itself (the same scheme, host and port; never https to http, never
+// another host), so the credential of --key-header, which net/http would
+// copy onto a redirect to another host when it is not Authorization or a
+// cookie, is only ever sent to the origin it was given for.
+func sameOrigin(origin *url.URL) func(*http.Request, []*http.Request) error {
+	want := originOf(origin)
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if got := originOf(req.URL); got != want {
+			return fmt.Errorf("refused a redirect to %s: not %s (only redirects within the origin are followed)", got, want)
+		}
+		return nil
+	}
+}
+
+// originOf is u's scheme://host:port, lowercase, the port spelled out.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // fetchProblem says why a fetch gave nothing to check.

@@ -14,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/jcs"
 	"github.com/skilldrop/skilldrop/pkg/jws"
@@ -41,13 +42,16 @@ type origin struct {
 	st  store.Store
 	url *url.URL
 	key *signing.Local
-	// replaced are documents served in place of the handler's, by path.
-	replaced map[string][]byte
+	// replaced are documents served in place of the handler's, by path;
+	// redirects are paths answered with a redirect to a URL (a request
+	// with a query goes to the handler).
+	replaced  map[string][]byte
+	redirects map[string]string
 }
 
 func newOrigin(t *testing.T) *origin {
 	t.Helper()
-	o := &origin{t: t, st: store.NewMemory(), replaced: map[string][]byte{}}
+	o := &origin{t: t, st: store.NewMemory(), replaced: map[string][]byte{}, redirects: map[string]string{}}
 	o.key, _ = signing.Generate()
 	keys, err := apikey.ParseSet(apikey.Hash(apiKey))
 	if err != nil {
@@ -60,6 +64,10 @@ func newOrigin(t *testing.T) *origin {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if b, ok := o.replaced[r.URL.Path]; ok {
 			_, _ = w.Write(b)
+			return
+		}
+		if to, ok := o.redirects[r.URL.Path]; ok && r.URL.RawQuery == "" {
+			http.Redirect(w, r, to, http.StatusFound)
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -305,5 +313,62 @@ func TestVerifySaysWhyTheCatalogCannotBeRead(t *testing.T) {
 				t.Errorf("the report says:\n%s\nwant that %s cannot be read (%s), not that its signature does not verify", got, routes.AICatalog, tc.want)
 			}
 		})
+	}
+}
+
+// TestVerifyFollowsRedirectsWithinTheOriginOnly: a redirect to another
+// origin is refused before anything is sent there, so the credential of
+// --key-header (Authorization or any other header) never leaves the
+// origin; a redirect within the origin is followed, the header with it.
+func TestVerifyFollowsRedirectsWithinTheOriginOnly(t *testing.T) {
+	var seen []http.Header
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Clone())
+		http.NotFound(w, r)
+	}))
+	defer elsewhere.Close()
+
+	o := newOrigin(t)
+	alpha := strings.TrimPrefix(discovery.ArtifactURL(o.catalog().Skills["alpha"], o.url.String()), o.url.String()) // fetched with the header
+	o.redirects[alpha] = o.url.String() + alpha + "?moved=1"
+	o.redirects[routes.DIDDocument] = o.url.String() + routes.DIDDocument + "?moved=1"
+	header := []string{"Authorization: Bearer " + apiKey, "X-Api-Key: " + apiKey}
+	if rep := o.verify(o.key.Public(), "", header...); !rep.OK {
+		t.Fatalf("redirects within the origin: %s", problems(rep))
+	}
+
+	o.redirects[alpha] = elsewhere.URL + alpha
+	o.redirects[routes.DIDDocument] = elsewhere.URL + routes.DIDDocument
+	rep := o.verify(o.key.Public(), "", header...)
+	got := problems(rep)
+	if rep.OK || !strings.Contains(got, "alpha: artifact:") || !strings.Contains(got, "key: ") || !strings.Contains(got, "refused a redirect to") {
+		t.Errorf("redirects to another origin: the report says\n%s", got)
+	}
+	if len(seen) > 0 {
+		t.Errorf("the other origin was sent %d requests (headers %v)", len(seen), seen)
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	check := sameOrigin(origin)
+	for to, ok := range map[string]bool{
+		"https://skills.example.com/x":          true,
+		"https://SKILLS.example.com:443/x":      true,
+		"http://skills.example.com/x":           false,
+		"http://skills.example.com:443/x":       false,
+		"https://skills.example.com:8443/x":     false,
+		"https://evil.example.com/x":            false,
+		"https://a.skills.example.com/x":        false,
+		"https://skills.example.com.evil.net/x": false,
+	} {
+		u, _ := url.Parse(to)
+		if err := check(&http.Request{URL: u}, nil); (err == nil) != ok {
+			t.Errorf("a redirect to %s: %v, want followed %v", to, err, ok)
+		}
+	}
+	u, _ := url.Parse("https://skills.example.com/x")
+	if err := check(&http.Request{URL: u}, make([]*http.Request, maxRedirects)); err == nil {
+		t.Errorf("the %dth redirect is followed", maxRedirects+1)
 	}
 }
