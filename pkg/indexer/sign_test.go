@@ -320,3 +320,77 @@ func TestAReconcileSignsWhatItReadsUnsigned(t *testing.T) {
 	}
 	e.aiCatalog(c, key.Public())
 }
+
+// TestAKeyChangeSignsTheLatestVersionsAgain: once another key takes over,
+// the latest version of every live hosted entry is signed again with it
+// (at most maxResign per pass, the rest by later rounds), so a client that
+// pins the new key verifies every feed; earlier versions keep their
+// bundles, which the old key, still published, verifies.
+func TestAKeyChangeSignsTheLatestVersionsAgain(t *testing.T) {
+	defer func(n int) { maxResign = n }(maxResign)
+	maxResign = 2
+	a, b := newSigner(t), newSigner(t)
+	e := newEnv(t, signedBy(a))
+	e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n"+
+		"  - name: elsewhere\n    type: skill-md\n    url: https://cdn.example.com/elsewhere.md\n    description: Hosted elsewhere.\n"+
+		"    digest: "+digest.Of([]byte("elsewhere")).String()+"\n"))
+	e.reconcile("agent-skills.yaml")
+	e.drop("skills/alpha.md", skillDoc("alpha", "1.0", "Alpha."))
+	e.drop("skills/alpha.md", skillDoc("alpha", "2.0", "Alpha two."))
+	e.drop("skills/secret.md", skillDoc("secret", "1", "Hidden."))
+	e.drop("subagents/reviewer.md", agentDoc("reviewer", "1"))
+	e.drop("skills/gone.md", skillDoc("gone", "1", "Gone."))
+	e.remove("skills/gone.md")
+	first := *e.catalog().Skills["alpha"].Version("1.0").Bundle
+
+	e2 := newEnvOn(t, e.st, signedBy(b))
+	e2.drop("skills/beta.md", skillDoc("beta", "1", "Beta."))
+	if got := b.n.Load(); got != 1+2+1 {
+		t.Errorf("%d Sign calls, want 4 (beta, two versions signed again, the AI Catalog)", got)
+	}
+	stale := func(c *catalog.Catalog) []string {
+		var out []string
+		for _, en := range []*catalog.Entry{c.Skills["alpha"], c.Skills["secret"], c.Subagents["reviewer"]} {
+			if en.LatestVersion().Bundle.Key != signing.KeyID(b.Public()) {
+				out = append(out, en.ID())
+			}
+		}
+		return out
+	}
+	if s := stale(e.catalog()); len(s) != 1 {
+		t.Fatalf("after one pass %v are not signed by the new key, want one of three (maxResign 2)", s)
+	}
+	// The next round (here a reconcile that changes nothing) signs the rest.
+	calls := b.n.Load()
+	if res := e2.reconcile("skills/beta.md"); res.Resigned != 1 {
+		t.Errorf("the reconcile reports %d versions signed again, want 1", res.Resigned)
+	}
+	if got := b.n.Load() - calls; got != 2 {
+		t.Errorf("%d Sign calls for the last version signed again, want 2 (it, the AI Catalog)", got)
+	}
+	c := e.catalog()
+	if s := stale(c); len(s) != 0 {
+		t.Fatalf("%v still signed by the old key", s)
+	}
+	alpha := e.bundleOf(c.Skills["alpha"], "2.0", b.Public())
+	if alpha.Publication.Version != "2.0" || alpha.Publication.SourceKey != "skills/alpha.md" {
+		t.Errorf("the statement signed again: %+v", alpha.Publication)
+	}
+	e.bundleOf(c.Skills["secret"], "1", b.Public())
+	e.bundleOf(c.Subagents["reviewer"], "1", b.Public())
+	if *c.Skills["alpha"].Version("1.0").Bundle != first {
+		t.Error("an earlier version was signed again")
+	}
+	e.bundleOf(c.Skills["alpha"], "1.0", a.Public())
+	if c.Skills["gone"].Version("1").Bundle.Key != signing.KeyID(a.Public()) || c.Skills["elsewhere"].LatestVersion().Bundle != nil {
+		t.Error("a withdrawn or external entry was signed again")
+	}
+	e.aiCatalog(c, b.Public())
+	// Nothing is left: the next round signs nothing.
+	calls = b.n.Load()
+	e2.reconcile("skills/beta.md")
+	if got := b.n.Load() - calls; got != 0 {
+		t.Errorf("%d Sign calls once every latest version is the new key's", got)
+	}
+	consistent(t, e.st)
+}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,9 +42,10 @@ const (
 type Options struct {
 	// Origin is scheme://host of the service.
 	Origin *url.URL
-	// Key, when set, is the pinned key: the only one trusted. Without it
-	// the keys the origin publishes are trusted (and the report says so).
-	Key *ecdsa.PublicKey
+	// Keys, when set, are the pinned keys: the only ones trusted, any one
+	// of them (the key before a rotation and the one after, say). Without
+	// them the keys the origin publishes are trusted (and the report says so).
+	Keys []*ecdsa.PublicKey
 	// Listing, when set, checks that listing's feed only.
 	Listing string
 	// Header is sent with every request to the origin (a credential, to
@@ -76,7 +78,7 @@ type CatalogCheck struct {
 	OK       bool   `json:"ok"`
 	Revision int64  `json:"revision,omitempty"`
 	KeyID    string `json:"keyId,omitempty"`
-	// KeySource is "pinned" (Options.Key) or "published" (the origin's).
+	// KeySource is "pinned" (Options.Keys) or "published" (the origin's).
 	KeySource string   `json:"keySource"`
 	Feeds     []string `json:"feeds,omitempty"`
 	Problems  []string `json:"problems,omitempty"`
@@ -155,12 +157,12 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 	problem := func(format string, args ...any) { cc.Problems = append(cc.Problems, fmt.Sprintf(format, args...)) }
 	published, err := c.publishedKeys(ctx)
 	switch {
-	case c.o.Key != nil:
-		cc.KeySource, c.keys = "pinned", []*ecdsa.PublicKey{c.o.Key}
+	case len(c.o.Keys) > 0:
+		cc.KeySource, c.keys = "pinned", c.o.Keys
 		if err != nil {
 			problem("key: %v", err)
-		} else if !containsKey(published, c.o.Key) {
-			problem("key: the origin does not publish the pinned key %s (it publishes %s)", signing.KeyID(c.o.Key), keyIDs(published))
+		} else if !slices.ContainsFunc(c.o.Keys, func(k *ecdsa.PublicKey) bool { return containsKey(published, k) }) {
+			problem("key: the origin does not publish the pinned %s %s (it publishes %s)", plural(len(c.o.Keys), "key", "keys"), keyIDs(c.o.Keys), keyIDs(published))
 		}
 	case err != nil:
 		cc.KeySource = "published"
@@ -177,7 +179,7 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 	doc, k, err := aicatalog.Verify(body, c.keys...)
 	switch {
 	case errors.Is(err, jws.ErrSignature):
-		problem("ai-catalog: %s: the signature does not verify with the %s key: %v", routes.AICatalog, cc.KeySource, err)
+		problem("ai-catalog: %s: the signature does not verify with the %s %s: %v", routes.AICatalog, cc.KeySource, plural(len(c.keys), "key", "keys"), err)
 		return nil
 	case err != nil:
 		// Not a signature that failed: text with no canonical form, a
@@ -438,4 +440,12 @@ func keyIDs(keys []*ecdsa.PublicKey) string {
 		ids[i] = signing.KeyID(k)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

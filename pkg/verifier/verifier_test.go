@@ -110,12 +110,21 @@ func (o *origin) catalog() *catalog.Catalog {
 
 func (o *origin) verify(key *ecdsa.PublicKey, listing string, header ...string) *Report {
 	o.t.Helper()
+	var keys []*ecdsa.PublicKey
+	if key != nil {
+		keys = append(keys, key)
+	}
+	return o.verifyWith(keys, listing, header...)
+}
+
+func (o *origin) verifyWith(keys []*ecdsa.PublicKey, listing string, header ...string) *Report {
+	o.t.Helper()
 	h := http.Header{}
 	for _, kv := range header {
 		k, v, _ := strings.Cut(kv, ":")
 		h.Add(k, strings.TrimSpace(v))
 	}
-	rep, err := Verify(context.Background(), Options{Origin: o.url, Key: key, Listing: listing, Header: h})
+	rep, err := Verify(context.Background(), Options{Origin: o.url, Keys: keys, Listing: listing, Header: h})
 	if err != nil {
 		o.t.Fatal(err)
 	}
@@ -370,5 +379,30 @@ func TestSameOrigin(t *testing.T) {
 	u, _ := url.Parse("https://skills.example.com/x")
 	if err := check(&http.Request{URL: u}, make([]*http.Request, maxRedirects)); err == nil {
 		t.Errorf("the %dth redirect is followed", maxRedirects+1)
+	}
+}
+
+// TestVerifyAfterAKeyChange: once the indexer with the new key has run,
+// every feed verifies with the new key pinned alone; pinning both keys
+// accepts either; pinning only keys the origin never used fails.
+func TestVerifyAfterAKeyChange(t *testing.T) {
+	o := newOrigin(t)
+	old := o.key
+	o.key, _ = signing.Generate()
+	o.index(o.key)
+	if rep := o.verify(o.key.Public(), ""); !rep.OK {
+		t.Errorf("the new key pinned: %s", problems(rep))
+	}
+	if rep := o.verifyWith([]*ecdsa.PublicKey{old.Public(), o.key.Public()}, ""); !rep.OK || rep.Catalog.KeyID != signing.KeyID(o.key.Public()) {
+		t.Errorf("both keys pinned: %+v %s", rep.Catalog, problems(rep))
+	}
+	if rep := o.verify(old.Public(), ""); rep.OK || !strings.Contains(problems(rep), "does not verify with the pinned key") {
+		t.Errorf("the old key pinned alone: %s", problems(rep))
+	}
+	x, _ := signing.Generate()
+	y, _ := signing.Generate()
+	if rep := o.verifyWith([]*ecdsa.PublicKey{x.Public(), y.Public()}, ""); rep.OK || !strings.Contains(problems(rep), "does not publish the pinned keys") ||
+		!strings.Contains(problems(rep), "does not verify with the pinned keys") {
+		t.Errorf("two keys the origin never used pinned: %s", problems(rep))
 	}
 }
