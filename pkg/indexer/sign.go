@@ -3,6 +3,7 @@ package indexer
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -29,7 +30,8 @@ import (
 // without bundles, then the indexer signs each of them once (their revision
 // is now final), stores the bundles and attaches them in a second, small
 // update, which a lost race re-applies without signing again. The AI
-// Catalog is signed in whichever write ends the round (one per revision).
+// Catalog is signed in whichever write ends the round (at most one per
+// revision: none when what it lists is what the one before listed).
 // Between the two writes the new versions are served without a bundle.
 
 // ErrUnsigned refuses a write of a signed catalog by an indexer without a
@@ -67,7 +69,7 @@ func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 		return true
 	}
 	for _, o := range origins {
-		if sc := c.Signing.Catalog(discovery.Origin(o)); sc == nil || sc.Revision != c.Revision {
+		if sc := c.Signing.Catalog(discovery.Origin(o)); sc == nil || sc.CurrentAt() != c.Revision {
 			return true
 		}
 	}
@@ -328,7 +330,9 @@ func publicationOf(e *catalog.Entry, v *catalog.Version, revision int64) provena
 	return p
 }
 
-// signCatalogs signs the AI Catalog of each origin for revision and pins it.
+// signCatalogs signs the AI Catalog of each origin for revision and pins
+// it, unless what it would list is what the one pinned lists (a change
+// only a key shows): that one is kept, its bytes and revision as they are.
 func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revision int64) error {
 	origins := ix.originsFor(c)
 	var out []catalog.SignedCatalog
@@ -338,6 +342,16 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 			v = catalog.Compile(c, "")
 		}
 		feeds := publicFeeds(c, v, o)
+		content, err := ix.contentOf(o, feeds)
+		if err != nil {
+			return err
+		}
+		if prev := c.Signing.Catalog(discovery.Origin(o)); prev != nil && prev.Content.Equal(content) {
+			kept := *prev
+			kept.Current = revision
+			out = append(out, kept)
+			continue
+		}
 		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: revision, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds}, ix.key.signer.Public())
 		b, err := aicatalog.Sign(ctx, ix.key.signer, o, doc)
 		if err != nil {
@@ -347,10 +361,23 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 		if err != nil {
 			return fmt.Errorf("write the AI Catalog of %s: %w", discovery.Origin(o), err)
 		}
-		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, Rendition: r})
+		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, Content: content, Rendition: r})
 	}
 	c.Signing.Catalogs = out
 	return nil
+}
+
+// contentOf is the digest of what an AI Catalog of origin is built from
+// besides its revision and time: the key and the feeds.
+func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed) (digest.Digest, error) {
+	b, err := json.Marshal(struct {
+		Origin, Key, KeyPath string
+		Feeds                []aicatalog.Feed
+	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds})
+	if err != nil {
+		return digest.Digest{}, fmt.Errorf("the AI Catalog's content: %w", err)
+	}
+	return digest.Of(b), nil
 }
 
 // publicFeeds are the RFC feeds an anonymous caller of origin can read in

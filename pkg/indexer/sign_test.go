@@ -67,12 +67,13 @@ func (e *env) bundleOf(en *catalog.Entry, label string, keys ...*ecdsa.PublicKey
 	return got
 }
 
-// aiCatalog reads and verifies the signed AI Catalog the catalog pins for testOrigin.
+// aiCatalog reads and verifies the signed AI Catalog the catalog pins for
+// testOrigin, which stands for the catalog's revision and names its own.
 func (e *env) aiCatalog(c *catalog.Catalog, key *ecdsa.PublicKey) *aicatalog.Catalog {
 	e.t.Helper()
 	sc := c.Signing.Catalog(discovery.Origin(testOrigin))
-	if sc == nil || sc.Revision != c.Revision {
-		e.t.Fatalf("no AI Catalog of revision %d for %s: %+v", c.Revision, testOrigin, c.Signing)
+	if sc == nil || sc.CurrentAt() != c.Revision || sc.Revision > c.Revision {
+		e.t.Fatalf("no AI Catalog current at revision %d for %s: %+v", c.Revision, testOrigin, c.Signing)
 	}
 	b, _, err := store.ReadAll(context.Background(), e.st, sc.Rendition.Key, aicatalog.MaxBytes)
 	if err != nil || !sc.Rendition.Digest.Verify(b) {
@@ -81,6 +82,9 @@ func (e *env) aiCatalog(c *catalog.Catalog, key *ecdsa.PublicKey) *aicatalog.Cat
 	doc, _, err := aicatalog.Verify(b, key)
 	if err != nil {
 		e.t.Fatalf("the AI Catalog: %v", err)
+	}
+	if doc.Revision() != sc.Revision {
+		e.t.Fatalf("the AI Catalog names revision %d, it was signed at %d", doc.Revision(), sc.Revision)
 	}
 	return doc
 }
@@ -179,15 +183,25 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 			t.Errorf("feed %s: digest %s, want the served document's %s", f.Path, f.Digest, wantFeeds[f.Path])
 		}
 	}
-	if doc.Revision() != c.Revision {
-		t.Errorf("the AI Catalog is of revision %d, the catalog %d", doc.Revision(), c.Revision)
+	// The hidden skill came last: the AI Catalog names the revision of
+	// the last change it lists, the listing skill's.
+	if want := c.Signing.Catalog(discovery.Origin(testOrigin)).Revision; doc.Revision() != want || want >= c.Revision {
+		t.Errorf("the AI Catalog is of revision %d, want %d, before the catalog's %d", doc.Revision(), want, c.Revision)
 	}
 
-	// A withdrawal signs the new revision's AI Catalog only.
+	// A hidden skill's withdrawal signs nothing; a public one's the new
+	// revision's AI Catalog only.
 	calls = key.n.Load()
 	e.remove("skills/secret.md")
+	if got := key.n.Load() - calls; got != 0 {
+		t.Errorf("%d Sign calls for a hidden skill's withdrawal, want 0", got)
+	}
+	e.remove("skills/alpha.md")
 	if got := key.n.Load() - calls; got != 1 {
 		t.Errorf("%d Sign calls for a withdrawal, want 1", got)
+	}
+	if c := e.catalog(); e.aiCatalog(c, key.Public()).Revision() != c.Revision {
+		t.Errorf("a public withdrawal's AI Catalog is not of its revision %d", c.Revision)
 	}
 	consistent(t, e.st)
 }
@@ -365,8 +379,8 @@ func TestAKeyChangeSignsTheLatestVersionsAgain(t *testing.T) {
 	if res := e2.reconcile("skills/beta.md"); res.Resigned != 1 {
 		t.Errorf("the reconcile reports %d versions signed again, want 1", res.Resigned)
 	}
-	if got := b.n.Load() - calls; got != 2 {
-		t.Errorf("%d Sign calls for the last version signed again, want 2 (it, the AI Catalog)", got)
+	if got := b.n.Load() - calls; got != 1 {
+		t.Errorf("%d Sign calls for the last version signed again, want 1 (the AI Catalog, the new key's already, lists the same)", got)
 	}
 	c := e.catalog()
 	if s := stale(c); len(s) != 0 {

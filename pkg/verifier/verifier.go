@@ -265,9 +265,10 @@ func (c *checker) checkFeed(ctx context.Context, f feed, doc *aicatalog.Catalog,
 		cc.Problems = append(cc.Problems, "index: "+fetchProblem(f.path, status, err))
 		return nil
 	}
+	var anon []byte // the document an anonymous caller reads, when signed
 	if f.signed != nil {
 		// The signed digest is of the document an anonymous caller reads.
-		anon := body
+		anon = body
 		if len(c.o.Header) > 0 {
 			if anon, status, err = c.get(ctx, c.origin+f.path, MaxIndexBytes, false); err != nil || status != http.StatusOK {
 				cc.Problems = append(cc.Problems, "index: "+fetchProblem(f.path, status, err))
@@ -284,15 +285,29 @@ func (c *checker) checkFeed(ctx context.Context, f feed, doc *aicatalog.Catalog,
 		cc.Problems = append(cc.Problems, fmt.Sprintf("index: %s is not an RFC index: %v", f.path, err))
 		return nil
 	}
+	public := map[string]bool{} // the entries the AI Catalog's revision covers
+	var listed discovery.Index
+	if anon != nil && json.Unmarshal(anon, &listed) == nil {
+		for _, s := range listed.Skills {
+			public[s.Name] = true
+		}
+	}
 	out := make([]SkillCheck, 0, len(idx.Skills))
 	for _, s := range idx.Skills {
-		out = append(out, c.checkSkill(ctx, f, s, doc))
+		var signedAt int64
+		if doc != nil && public[s.Name] {
+			signedAt = doc.Revision()
+		}
+		out = append(out, c.checkSkill(ctx, f, s, signedAt))
 	}
 	return out
 }
 
-// checkSkill checks one entry: its bytes and its bundle.
-func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, doc *aicatalog.Catalog) SkillCheck {
+// checkSkill checks one entry: its bytes and its bundle. signedAt, when
+// not 0, is the revision of the AI Catalog that lists the entry: its bundle
+// cannot name a later one. (An entry only a key shows is not listed: the
+// AI Catalog keeps its revision while only such entries change.)
+func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, signedAt int64) SkillCheck {
 	sc := SkillCheck{Feed: f.path, Listing: f.listing, Name: s.Name, Version: s.Version, State: StateOK}
 	problem := func(format string, args ...any) {
 		sc.State = StateFailed
@@ -337,8 +352,8 @@ func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, doc
 	if p.Listing != "" && p.Listing != f.listing {
 		problem("bundle: signed for listing %s, served in %s", p.Listing, orTop(f.listing))
 	}
-	if doc != nil && p.CatalogRevision > doc.Revision() {
-		problem("bundle: signed at revision %d, after the AI Catalog's %d", p.CatalogRevision, doc.Revision())
+	if signedAt != 0 && p.CatalogRevision > signedAt {
+		problem("bundle: signed at revision %d, after the AI Catalog's %d", p.CatalogRevision, signedAt)
 	}
 	return sc
 }

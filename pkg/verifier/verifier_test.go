@@ -1,14 +1,17 @@
 package verifier
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
@@ -57,7 +60,8 @@ func newOrigin(t *testing.T) *origin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := server.New(server.Config{Store: o.st, Keys: keys, Local: true})
+	// Revalidated on every request: a test that indexes again reads the new revision.
+	h, err := server.New(server.Config{Store: o.st, Keys: keys, Local: true, RevalidateEvery: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,5 +408,50 @@ func TestVerifyAfterAKeyChange(t *testing.T) {
 	if rep := o.verifyWith([]*ecdsa.PublicKey{x.Public(), y.Public()}, ""); rep.OK || !strings.Contains(problems(rep), "does not publish the pinned keys") ||
 		!strings.Contains(problems(rep), "does not verify with the pinned keys") {
 		t.Errorf("two keys the origin never used pinned: %s", problems(rep))
+	}
+}
+
+// TestAHiddenChangeLeavesTheAICatalogAsItIs: a new version of a skill only
+// a key shows changes nothing an anonymous caller reads of the AI Catalog
+// (not its revision, not its signature: the same bytes), and what the key
+// shows still verifies; a public change signs a new one.
+func TestAHiddenChangeLeavesTheAICatalogAsItIs(t *testing.T) {
+	o := newOrigin(t)
+	get := func() []byte {
+		t.Helper()
+		resp, err := http.Get(o.url.String() + routes.AICatalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", routes.AICatalog, resp.StatusCode, err)
+		}
+		return b
+	}
+	before, revision := get(), o.catalog().Revision
+	o.put("skills/secret.md", []byte(skilltest.SkillMD("secret", "2", "Hidden, again.")))
+	o.index(o.key)
+	if c := o.catalog(); c.Revision == revision || c.Skills["secret"].LatestVersion().Label != "2" {
+		t.Fatalf("the hidden change was not published: revision %d (was %d)", c.Revision, revision)
+	}
+	if after := get(); !bytes.Equal(after, before) {
+		t.Errorf("a hidden change changed the public AI Catalog:\n%s\nwas\n%s", after, before)
+	}
+	for _, listing := range []string{"", "hidden"} {
+		if rep := o.verify(o.key.Public(), listing, "Authorization: Bearer "+apiKey); !rep.OK || skill(rep, "secret") == nil || skill(rep, "secret").Version != "2" {
+			t.Errorf("with a key, listing %q: %s", listing, problems(rep))
+		}
+	}
+	if rep := o.verify(o.key.Public(), ""); !rep.OK {
+		t.Errorf("without a key: %s", problems(rep))
+	}
+
+	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two.")))
+	o.index(o.key)
+	rep := o.verify(o.key.Public(), "")
+	if bytes.Equal(get(), before) || !rep.OK || rep.Catalog.Revision != o.catalog().Revision {
+		t.Errorf("a public change: the AI Catalog is of revision %d, the catalog %d\n%s", rep.Catalog.Revision, o.catalog().Revision, problems(rep))
 	}
 }
