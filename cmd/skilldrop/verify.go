@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -97,7 +99,7 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 		fs.Usage()
 		return exitUsage
 	}
-	origin, err := server.ParseBaseURL(operands[0])
+	origin, err := parseOrigin(operands[0])
 	if err != nil {
 		printf(stderr, "skilldrop verify: %v\n", err)
 		return exitUsage
@@ -118,6 +120,40 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 	}
 	printReport(out, rep)
 	return finish(out, stderr, status)
+}
+
+// parseOrigin reads verify's <origin>; its error says what to type
+// instead: the scheme and host alone.
+func parseOrigin(raw string) (*url.URL, error) {
+	u, err := server.ParseBaseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an origin: give its scheme and host alone, such as %s "+
+			"(for make run, http://127.0.0.1:8080, or http://RUN_ADDR when it was given one)", printable(raw), suggestOrigin(raw))
+	}
+	return u, nil
+}
+
+// suggestOrigin is the origin raw most likely meant: its host, under its
+// scheme when that is http or https, else http for a loopback host (serve
+// listens on plain HTTP) and https for any other.
+func suggestOrigin(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	switch s := strings.ToLower(scheme); {
+	case s == "http" || s == "https":
+		scheme = s
+	case strings.HasPrefix(host, "127.") || strings.HasPrefix(strings.ToLower(host), "localhost"):
+		scheme = "http"
+	default:
+		scheme = "https"
+	}
+	if u, err := server.ParseBaseURL(scheme + "://" + host); err == nil {
+		return u.String()
+	}
+	return "https://skills.example.com"
 }
 
 // printReport writes a verifier report as lines.

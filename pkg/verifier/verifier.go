@@ -172,7 +172,13 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 		cc.KeySource, c.keys = "published", published
 	}
 	body, status, err := c.get(ctx, c.origin+routes.AICatalog, aicatalog.MaxBytes, false)
-	if err != nil || status != http.StatusOK {
+	switch {
+	case err == nil && status == http.StatusNotFound:
+		problem("ai-catalog: %s: not found (404): %s has no signed AI Catalog. It is signed for each origin the indexer "+
+			"was given (skilldrop status lists them: 'AI Catalog signed for …'): verify that origin instead "+
+			"(for make run, http://127.0.0.1:8080 or http://RUN_ADDR, not localhost)", routes.AICatalog, c.origin)
+		return nil
+	case err != nil || status != http.StatusOK:
 		problem("ai-catalog: %s", fetchProblem(routes.AICatalog, status, err))
 		return nil
 	}
