@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -175,7 +176,7 @@ func TestProvenanceThroughTheRuntimeAPI(t *testing.T) {
 	origin, _ := url.Parse(gatewayOrigin)
 	check := func() *verifier.Report {
 		t.Helper()
-		rep, err := verifier.Verify(context.Background(), verifier.Options{Origin: origin, Key: kmsKey, Client: client})
+		rep, err := verifier.Verify(context.Background(), verifier.Options{Origin: origin, Keys: []*ecdsa.PublicKey{kmsKey}, Client: client})
 		if err != nil {
 			t.Fatal(err)
 		}

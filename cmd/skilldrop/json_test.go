@@ -213,3 +213,29 @@ func TestVerifyJSONIsTheREADMEs(t *testing.T) {
 		t.Errorf("verify's lines:\n%s", out)
 	}
 }
+
+// TestVerifyTakesSeveralKeys: --key repeated accepts any key given (the
+// keys before and after a rotation); one the origin never used fails.
+func TestVerifyTakesSeveralKeys(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{"skills/x.md": skillDoc("x")})
+	k, _ := signing.Generate()
+	other, _ := signing.Generate()
+	tmp := t.TempDir()
+	keyFile, pubFile, otherFile := filepath.Join(tmp, "key.pem"), filepath.Join(tmp, "pub.pem"), filepath.Join(tmp, "other.pem")
+	for f, b := range map[string][]byte{keyFile: k.PrivateKeyPEM(), pubFile: signing.PublicKeyPEM(k.Public()), otherFile: signing.PublicKeyPEM(other.Public())} {
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	origin := startServeWith(t, dir, "--signing-key", keyFile)
+	if code, out, errOut := runCLI("verify", origin, "--key", otherFile, "--key", pubFile); code != exitOK || !strings.Contains(out, "catalog ok") {
+		t.Errorf("two keys, one the origin's: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runCLI("verify", origin, "--key", otherFile); code != exitFailure || !strings.Contains(out, "catalog failed: key: the origin does not publish the pinned key") {
+		t.Errorf("another key alone: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runCLI("verify", origin, "--key", keyFile+".missing", "--key", pubFile); code != exitUsage || !strings.Contains(errOut, ".missing") {
+		t.Errorf("a missing key file: exit %d\n%s", code, errOut)
+	}
+}

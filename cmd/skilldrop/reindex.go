@@ -150,8 +150,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if len(res.Held) > 0 {
 				rejected += fmt.Sprintf(", %d held", len(res.Held))
 			}
-			out.printf("reindexed %s: %d published, %d withdrawn, %s, %d unchanged, catalog revision %d\n",
-				tg.String(), len(res.Published), len(res.Withdrawn), rejected, len(res.Unchanged), res.Revision)
+			unchanged := strconv.Itoa(len(res.Unchanged)) + " unchanged"
+			if res.Resigned > 0 {
+				unchanged += fmt.Sprintf(" (%d signed again with the new key)", res.Resigned)
+			}
+			out.printf("reindexed %s: %d published, %d withdrawn, %s, %s, catalog revision %d\n",
+				tg.String(), len(res.Published), len(res.Withdrawn), rejected, unchanged, res.Revision)
 		}
 	}
 	if rerr != nil {

@@ -494,7 +494,11 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 	if sg := cat.Signing; sg != nil {
 		out.printf("signing key: %s, since %s", sg.KeyID, sg.Since.Format(time.RFC3339))
 		if len(sg.Previous) > 0 {
-			out.printf(" (%d earlier keys still verify older bundles)", len(sg.Previous))
+			if n := len(sg.Previous); n == 1 {
+				out.printf(" (1 earlier key still verifies older bundles)")
+			} else {
+				out.printf(" (%d earlier keys still verify older bundles)", n)
+			}
 		}
 		out.printf("\n")
 		for _, c := range sg.Catalogs {

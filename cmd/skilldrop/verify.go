@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -18,15 +20,17 @@ func init() {
 	register(&command{
 		name:    "verify",
 		summary: "check what an origin serves back to the operator's signing key: the AI Catalog, each feed, each artifact and its bundle",
-		args:    "<origin> [--key FILE] [--listing L] [--key-header 'Name: value'] [--json]",
+		args:    "<origin> [--key FILE]... [--listing L] [--key-header 'Name: value'] [--json]",
 		about: `Fetches <origin>/.well-known/ai-catalog.json and checks its signature (ES256 over its JCS form) with the
-pinned key (--key, a PEM: what /.well-known/skilldrop/signing-key.pem serves), else with the keys the origin
-publishes (/.well-known/did.json; the report then says the key is only published, not pinned). Then, for
+pinned key (--key, a PEM: what /.well-known/skilldrop/signing-key.pem serves; repeat it to accept any of
+several, such as the keys before and after a rotation), else with the keys the origin publishes
+(/.well-known/did.json; the report then says the key is only published, not pinned). Then, for
 each feed the AI Catalog lists (or --listing's alone), that the feed document is the one signed, and for every
 entry: the artifact's SHA-256 against the index's digest, and its Sigstore bundle (the artifact URL +
 .sigstore.json) against the key, the artifact, and the index's name, version and type. --key-header sends a
 header with every request to the origin (an API key: 'Authorization: Bearer KEY'), to check what it shows
-beyond the public feeds; a listing the AI Catalog does not list is checked entry by entry.
+beyond the public feeds; a listing the AI Catalog does not list is checked entry by entry. Redirects are
+followed within the origin only (the same scheme, host and port), so the header is never sent elsewhere.
 
 Prints "catalog ok revision <n> key <id> (pinned|published)" or "catalog failed: <what>", one line per skill,
 "ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog),
@@ -36,6 +40,23 @@ external: nothing here vouches for their bytes.
 exit status: 0 when everything verified, 1 when anything failed, 2 on usage errors`,
 		run: runSignatureVerify,
 	})
+}
+
+// keyFlags collects repeated --key files, read as they are given.
+type keyFlags struct{ keys []*ecdsa.PublicKey }
+
+func (f *keyFlags) String() string { return "" }
+
+func (f *keyFlags) Set(file string) error {
+	b, err := os.ReadFile(file)
+	if err == nil {
+		var k *ecdsa.PublicKey
+		if k, err = signing.ParsePublicKeyPEM(b); err == nil {
+			f.keys = append(f.keys, k)
+			return nil
+		}
+	}
+	return err
 }
 
 // headerFlags collects repeated --key-header values.
@@ -63,7 +84,8 @@ const errBadHeader = usageError("want 'Name: value', such as 'Authorization: Bea
 // signatures (reindex --verify is the check of a bucket's blobs).
 func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["verify"].flagSet(stderr)
-	keyFile := fs.String("key", "", "the pinned public key (PEM); without it the origin's published keys are trusted")
+	keys := &keyFlags{}
+	fs.Var(keys, "key", "a pinned public key (PEM), repeatable: any one given is accepted; without it the origin's published keys are trusted")
 	listing := fs.String("listing", "", "check this listing's feed only")
 	headers := &headerFlags{h: http.Header{}}
 	fs.Var(headers, "key-header", "a header sent with every request to the origin, 'Name: value' (repeatable)")
@@ -77,23 +99,12 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 		fs.Usage()
 		return exitUsage
 	}
-	origin, err := server.ParseBaseURL(operands[0])
+	origin, err := parseOrigin(operands[0])
 	if err != nil {
 		printf(stderr, "skilldrop verify: %v\n", err)
 		return exitUsage
 	}
-	var pinned *ecdsa.PublicKey
-	if *keyFile != "" {
-		b, err := os.ReadFile(*keyFile)
-		if err == nil {
-			pinned, err = signing.ParsePublicKeyPEM(b)
-		}
-		if err != nil {
-			printf(stderr, "skilldrop verify: --key %s: %v\n", printable(*keyFile), err)
-			return exitUsage
-		}
-	}
-	rep, err := verifier.Verify(ctx, verifier.Options{Origin: origin, Key: pinned, Listing: *listing, Header: headers.h})
+	rep, err := verifier.Verify(ctx, verifier.Options{Origin: origin, Keys: keys.keys, Listing: *listing, Header: headers.h})
 	if err != nil {
 		printf(stderr, "skilldrop verify: %v\n", err)
 		return exitFailure
@@ -109,6 +120,40 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 	}
 	printReport(out, rep)
 	return finish(out, stderr, status)
+}
+
+// parseOrigin reads verify's <origin>; its error says what to type
+// instead: the scheme and host alone.
+func parseOrigin(raw string) (*url.URL, error) {
+	u, err := server.ParseBaseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an origin: give its scheme and host alone, such as %s "+
+			"(for make run, http://127.0.0.1:8080, or http://RUN_ADDR when it was given one)", printable(raw), suggestOrigin(raw))
+	}
+	return u, nil
+}
+
+// suggestOrigin is the origin raw most likely meant: its host, under its
+// scheme when that is http or https, else http for a loopback host (serve
+// listens on plain HTTP) and https for any other.
+func suggestOrigin(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	switch s := strings.ToLower(scheme); {
+	case s == "http" || s == "https":
+		scheme = s
+	case strings.HasPrefix(host, "127.") || strings.HasPrefix(strings.ToLower(host), "localhost"):
+		scheme = "http"
+	default:
+		scheme = "https"
+	}
+	if u, err := server.ParseBaseURL(scheme + "://" + host); err == nil {
+		return u.String()
+	}
+	return "https://skills.example.com"
 }
 
 // printReport writes a verifier report as lines.
@@ -149,4 +194,7 @@ func catalogState(cc verifier.CatalogCheck) string {
 	return "ok"
 }
 
-var _ flag.Value = (*headerFlags)(nil)
+var (
+	_ flag.Value = (*headerFlags)(nil)
+	_ flag.Value = (*keyFlags)(nil)
+)

@@ -149,29 +149,26 @@ var (
 // Verify checks a served catalog's signature with keys (any one may have
 // signed it) over exactly what was served: the document's own members,
 // whatever this package knows of them, without "signature", in JCS form.
+// A document without one (duplicate member names, lone surrogates) is
+// ErrFormat.
 // It returns the catalog and the key that verified it.
 func Verify(b []byte, keys ...*ecdsa.PublicKey) (*Catalog, *ecdsa.PublicKey, error) {
 	if len(b) > MaxBytes {
 		return nil, nil, fmt.Errorf("%w: %d bytes", ErrFormat, len(b))
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil {
+	// One reading of the bytes served: a duplicate member (at any level)
+	// or a lone surrogate, which a decoder would merge or replace, has no
+	// canonical form and is refused, never signed over a different text.
+	payload, raw, err := jcs.Without(b, "signature")
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	if raw == nil {
+		return nil, nil, ErrUnsigned
 	}
 	var sig string
-	if raw, ok := members["signature"]; !ok {
-		return nil, nil, ErrUnsigned
-	} else if err := json.Unmarshal(raw, &sig); err != nil {
+	if err := json.Unmarshal(raw, &sig); err != nil {
 		return nil, nil, fmt.Errorf("%w: the signature is not a string", ErrFormat)
-	}
-	delete(members, "signature")
-	rest, err := json.Marshal(members)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrFormat, err)
-	}
-	payload, err := jcs.Canonicalize(rest)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	_, k, err := jws.VerifyDetached(sig, payload, keys...)
 	if err != nil {

@@ -87,3 +87,38 @@ func dropEntry(s string) string {
 	b, _ := json.Marshal(c)
 	return string(b)
 }
+
+// TestVerifyRefusesTextWithoutACanonicalForm: a served catalog whose text
+// a decoder would read as the signed one (a member repeated, at the top or
+// deeper, or a lone surrogate read as U+FFFD) is refused, not verified.
+func TestVerifyRefusesTextWithoutACanonicalForm(t *testing.T) {
+	key, _ := signing.Generate()
+	p := params()
+	p.Origin.Host = "skills.example.com"
+	c := Build(p, key.Public())
+	c.Host.DisplayName = "skills \ufffd"
+	b, err := Sign(context.Background(), key, p.Origin, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Verify(b, key.Public()); err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for name, served := range map[string]string{
+		"a top-level member twice":  strings.Replace(s, `"specVersion": "1.0"`, `"specVersion": "1.0", "specVersion": "1.0"`, 1),
+		"the signature twice":       strings.Replace(s, `"specVersion"`, `"signature": "forged", "specVersion"`, 1),
+		"an entries member twice":   strings.Replace(s, `"entries": [`, `"entries": [], "entries": [`, 1),
+		"a nested member twice":     strings.Replace(s, "\"displayName\": \"skills \ufffd\"", "\"displayName\": \"x\", \"displayName\": \"skills \ufffd\"", 1),
+		"a lone high surrogate":     strings.Replace(s, "skills \ufffd", `skills \ud800`, 1),
+		"a lone low surrogate":      strings.Replace(s, "skills \ufffd", `skills \udfff`, 1),
+		"a surrogate encoded UTF-8": strings.Replace(s, "skills \ufffd", "skills \xed\xa0\x80", 1),
+	} {
+		if served == s {
+			t.Fatalf("%s: the edit did not apply", name)
+		}
+		if _, _, err := Verify([]byte(served), key.Public()); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: Verify = %v, want ErrFormat", name, err)
+		}
+	}
+}

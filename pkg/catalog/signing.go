@@ -27,13 +27,27 @@ type SigningKey struct {
 	Since time.Time `json:"since"`
 }
 
-// SignedCatalog is the signed AI Catalog of one origin ("https://host") at
-// Revision: a rendered object, like the stored documents, superseded by
-// the next revision's.
+// SignedCatalog is the signed AI Catalog of one origin ("https://host"),
+// signed at Revision: a rendered object, like the stored documents. A
+// later revision that changes nothing it lists (a hidden skill's change)
+// keeps it as it is, so that it tells an anonymous caller nothing of what
+// it cannot see; it is superseded when what it lists changes.
 type SignedCatalog struct {
-	Origin    string    `json:"origin"`
-	Revision  int64     `json:"revision"`
-	Rendition Rendition `json:"rendition"`
+	Origin string `json:"origin"`
+	// Revision is the catalog revision it was signed at, which it names.
+	Revision int64 `json:"revision"`
+	// Current is the latest catalog revision it was kept for (0: Revision).
+	Current int64 `json:"current,omitempty"`
+	// Content is the digest of what it was signed from besides its
+	// revision and time (the key, the feeds and their digests): the same
+	// Content at a later revision keeps it.
+	Content   digest.Digest `json:"content,omitzero"`
+	Rendition Rendition     `json:"rendition"`
+}
+
+// CurrentAt is the latest catalog revision sc stands for.
+func (sc *SignedCatalog) CurrentAt() int64 {
+	return max(sc.Current, sc.Revision)
 }
 
 // BlobRef pins a blob: its digest (hence its key, BlobKey) and size.

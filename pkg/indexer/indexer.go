@@ -225,6 +225,9 @@ type Result struct {
 	Rejected []Rejection `json:"rejected,omitempty"`
 	// Unchanged are keys whose current bytes were already the latest version.
 	Unchanged []string `json:"unchanged,omitempty"`
+	// Resigned is how many latest versions were signed again because an
+	// earlier key had signed them (at most maxResign per round).
+	Resigned int `json:"resigned,omitempty"`
 	// Ignored are keys outside the bucket contract (or the indexer's own).
 	Ignored []string `json:"ignored,omitempty"`
 	// Held are keys whose publication waits for a valid agent-skills.yaml.

@@ -99,9 +99,11 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 			errs = append(errs, err)
 			break
 		}
-		if c, err = ix.signPublished(ctx, c, d, pr.plan.establish); err != nil {
+		var resigned int
+		if c, resigned, err = ix.signPublished(ctx, c, d, pr.plan.establish); err != nil {
 			errs = append(errs, err)
 		}
+		res.Resigned += resigned
 		cat = c
 		for k, e := range pr.failed {
 			failed[k] = e
@@ -140,7 +142,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	ix.log.InfoContext(ctx, "indexed",
 		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),
 		"unchanged", len(res.Unchanged), "held", len(res.Held), "ignored", len(res.Ignored), "failed", len(failed),
-		"config", res.Config, "revision", res.Revision)
+		"resigned", res.Resigned, "config", res.Config, "revision", res.Revision)
 	return res, failed, errors.Join(errs...)
 }
 

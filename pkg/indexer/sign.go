@@ -1,7 +1,9 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -28,7 +30,8 @@ import (
 // without bundles, then the indexer signs each of them once (their revision
 // is now final), stores the bundles and attaches them in a second, small
 // update, which a lost race re-applies without signing again. The AI
-// Catalog is signed in whichever write ends the round (one per revision).
+// Catalog is signed in whichever write ends the round (at most one per
+// revision: none when what it lists is what the one before listed).
 // Between the two writes the new versions are served without a bundle.
 
 // ErrUnsigned refuses a write of a signed catalog by an indexer without a
@@ -66,7 +69,7 @@ func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 		return true
 	}
 	for _, o := range origins {
-		if sc := c.Signing.Catalog(discovery.Origin(o)); sc == nil || sc.Revision != c.Revision {
+		if sc := c.Signing.Catalog(discovery.Origin(o)); sc == nil || sc.CurrentAt() != c.Revision {
 			return true
 		}
 	}
@@ -89,27 +92,28 @@ func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, d *decis
 	if err := ix.recordKey(ctx, c); err != nil {
 		return err
 	}
-	if len(unsigned(c, d, establish)) > 0 {
+	if len(ix.unsigned(c, d, establish)) > 0 {
 		return nil
 	}
 	return ix.signCatalogs(ctx, c, c.Revision+1)
 }
 
 // signPublished signs the versions the round published (at c.Revision)
-// or found unchanged that have no bundle, each once, and attaches the
+// or found unchanged that have no bundle, each once, and the latest
+// versions an earlier key signed (at most maxResign), and attaches the
 // bundles in one more catalog update, with that revision's AI Catalog; it
-// returns the catalog as written.
-func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *decisions, establish bool) (*catalog.Catalog, error) {
+// returns the catalog as written and how many versions it signed again.
+func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *decisions, establish bool) (*catalog.Catalog, int, error) {
 	if ix.key == nil {
-		return c, nil
+		return c, 0, nil
 	}
-	todo := unsigned(c, d, establish)
+	todo := ix.unsigned(c, d, establish)
 	if len(todo) == 0 {
-		return c, nil
+		return c, 0, nil
 	}
 	bundles, err := ix.signVersions(ctx, todo, c.Revision)
 	if err != nil {
-		return c, err
+		return c, 0, err
 	}
 	out, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
 		attached := 0
@@ -127,10 +131,16 @@ func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *dec
 		return ix.signCatalogs(ctx, c, c.Revision+1)
 	}, catalog.UpdateOptions{Limit: ix.maxCatalog})
 	if err != nil {
-		return c, fmt.Errorf("attach the bundles of revision %d: %w", c.Revision, err)
+		return c, 0, fmt.Errorf("attach the bundles of revision %d: %w", c.Revision, err)
 	}
-	ix.log.DebugContext(ctx, "signed", "versions", len(bundles), "published_in", c.Revision, "revision", out.Revision)
-	return out, nil
+	resigned := 0
+	for _, t := range todo {
+		if t.resign {
+			resigned++
+		}
+	}
+	ix.log.DebugContext(ctx, "signed", "versions", len(bundles), "resigned", resigned, "published_in", c.Revision, "revision", out.Revision)
+	return out, resigned, nil
 }
 
 // recordKey makes the indexer's key the catalog's current one, storing its
@@ -155,21 +165,33 @@ func (ix *Indexer) recordKey(ctx context.Context, c *catalog.Catalog) error {
 	return nil
 }
 
+// maxResign bounds the versions one signing pass signs again because an
+// earlier key signed them: after a key change a large catalog is re-signed
+// over successive rounds (each sweeps for what is left), as Rescan is.
+var maxResign = 500 // a variable for the tests
+
 // toSign is one version to sign.
 type toSign struct {
 	kind    catalog.Kind
 	id      string
 	entry   *catalog.Entry
 	version catalog.Version
+	// resign: the version has a bundle, by a key that is no longer the
+	// current one.
+	resign bool
 }
 
 // unsigned are the latest versions without a bundle of the hosted entries
 // a round published or found unchanged (an upload indexed before the
 // indexer had a key, read again by a reconcile or a re-index fed through
-// the queue), and with establish of every live entry.
-func unsigned(c *catalog.Catalog, d *decisions, establish bool) []toSign {
+// the queue), and with establish of every live entry; and the latest
+// versions of live entries whose bundle another key made (the key changed:
+// a client that pins the new key must verify what the feeds list), at most
+// maxResign of them. Earlier versions keep their bundles: the keys that
+// signed them stay published.
+func (ix *Indexer) unsigned(c *catalog.Catalog, d *decisions, establish bool) []toSign {
 	var out []toSign
-	seen := map[*catalog.Entry]bool{}
+	seen, queued := map[*catalog.Entry]bool{}, map[*catalog.Entry]bool{}
 	add := func(e *catalog.Entry) {
 		if e == nil || seen[e] || e.ExternalURL != "" || e.Withdrawn {
 			return
@@ -177,6 +199,7 @@ func unsigned(c *catalog.Catalog, d *decisions, establish bool) []toSign {
 		seen[e] = true
 		if v := e.LatestVersion(); v != nil && v.Bundle == nil {
 			out = append(out, toSign{kind: e.Kind, id: e.ID(), entry: e, version: *v})
+			queued[e] = true
 		}
 	}
 	for _, ch := range d.published {
@@ -208,6 +231,29 @@ func unsigned(c *catalog.Catalog, d *decisions, establish bool) []toSign {
 			}
 		}
 	}
+	return append(out, ix.resignable(c, queued)...)
+}
+
+// resignable are the latest versions of the live hosted entries not
+// queued whose bundle another key made, at most maxResign of them (the
+// first by kind and id). Their statements name the revision that signs
+// them again.
+func (ix *Indexer) resignable(c *catalog.Catalog, queued map[*catalog.Entry]bool) []toSign {
+	var out []toSign
+	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
+		for _, e := range m {
+			if queued[e] || e.ExternalURL != "" || e.Withdrawn || !e.LiveAsRead() {
+				continue
+			}
+			if v := e.LatestVersion(); v != nil && v.Bundle != nil && v.Bundle.Key != ix.key.id {
+				out = append(out, toSign{kind: e.Kind, id: e.ID(), entry: e, version: *v, resign: true})
+			}
+		}
+	}
+	if len(out) > maxResign {
+		slices.SortFunc(out, func(a, b toSign) int { return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.id, b.id)) })
+		out = out[:maxResign]
+	}
 	return out
 }
 
@@ -218,7 +264,8 @@ type signed struct {
 }
 
 // attach records the bundle in c's entry, when it still has the version
-// (the same bytes) without one; it reports whether it did.
+// (the same bytes) without one, or with one by another key; it reports
+// whether it did.
 func (s signed) attach(c *catalog.Catalog) bool {
 	m := c.Skills
 	if s.kind == catalog.KindSubagent {
@@ -230,7 +277,7 @@ func (s signed) attach(c *catalog.Catalog) bool {
 	}
 	for i := range e.Versions {
 		v := &e.Versions[i]
-		if v.Label == s.version.Label && v.Digest.Equal(s.version.Digest) && v.Bundle == nil {
+		if v.Label == s.version.Label && v.Digest.Equal(s.version.Digest) && (v.Bundle == nil || v.Bundle.Key != s.bundle.Key) {
 			b := s.bundle
 			v.Bundle = &b
 			e.SetVersions(e.Versions)
@@ -283,7 +330,9 @@ func publicationOf(e *catalog.Entry, v *catalog.Version, revision int64) provena
 	return p
 }
 
-// signCatalogs signs the AI Catalog of each origin for revision and pins it.
+// signCatalogs signs the AI Catalog of each origin for revision and pins
+// it, unless what it would list is what the one pinned lists (a change
+// only a key shows): that one is kept, its bytes and revision as they are.
 func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revision int64) error {
 	origins := ix.originsFor(c)
 	var out []catalog.SignedCatalog
@@ -293,6 +342,16 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 			v = catalog.Compile(c, "")
 		}
 		feeds := publicFeeds(c, v, o)
+		content, err := ix.contentOf(o, feeds)
+		if err != nil {
+			return err
+		}
+		if prev := c.Signing.Catalog(discovery.Origin(o)); prev != nil && prev.Content.Equal(content) {
+			kept := *prev
+			kept.Current = revision
+			out = append(out, kept)
+			continue
+		}
 		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: revision, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds}, ix.key.signer.Public())
 		b, err := aicatalog.Sign(ctx, ix.key.signer, o, doc)
 		if err != nil {
@@ -302,10 +361,23 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 		if err != nil {
 			return fmt.Errorf("write the AI Catalog of %s: %w", discovery.Origin(o), err)
 		}
-		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, Rendition: r})
+		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, Content: content, Rendition: r})
 	}
 	c.Signing.Catalogs = out
 	return nil
+}
+
+// contentOf is the digest of what an AI Catalog of origin is built from
+// besides its revision and time: the key and the feeds.
+func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed) (digest.Digest, error) {
+	b, err := json.Marshal(struct {
+		Origin, Key, KeyPath string
+		Feeds                []aicatalog.Feed
+	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds})
+	if err != nil {
+		return digest.Digest{}, fmt.Errorf("the AI Catalog's content: %w", err)
+	}
+	return digest.Of(b), nil
 }
 
 // publicFeeds are the RFC feeds an anonymous caller of origin can read in

@@ -67,12 +67,13 @@ func (e *env) bundleOf(en *catalog.Entry, label string, keys ...*ecdsa.PublicKey
 	return got
 }
 
-// aiCatalog reads and verifies the signed AI Catalog the catalog pins for testOrigin.
+// aiCatalog reads and verifies the signed AI Catalog the catalog pins for
+// testOrigin, which stands for the catalog's revision and names its own.
 func (e *env) aiCatalog(c *catalog.Catalog, key *ecdsa.PublicKey) *aicatalog.Catalog {
 	e.t.Helper()
 	sc := c.Signing.Catalog(discovery.Origin(testOrigin))
-	if sc == nil || sc.Revision != c.Revision {
-		e.t.Fatalf("no AI Catalog of revision %d for %s: %+v", c.Revision, testOrigin, c.Signing)
+	if sc == nil || sc.CurrentAt() != c.Revision || sc.Revision > c.Revision {
+		e.t.Fatalf("no AI Catalog current at revision %d for %s: %+v", c.Revision, testOrigin, c.Signing)
 	}
 	b, _, err := store.ReadAll(context.Background(), e.st, sc.Rendition.Key, aicatalog.MaxBytes)
 	if err != nil || !sc.Rendition.Digest.Verify(b) {
@@ -81,6 +82,9 @@ func (e *env) aiCatalog(c *catalog.Catalog, key *ecdsa.PublicKey) *aicatalog.Cat
 	doc, _, err := aicatalog.Verify(b, key)
 	if err != nil {
 		e.t.Fatalf("the AI Catalog: %v", err)
+	}
+	if doc.Revision() != sc.Revision {
+		e.t.Fatalf("the AI Catalog names revision %d, it was signed at %d", doc.Revision(), sc.Revision)
 	}
 	return doc
 }
@@ -179,15 +183,25 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 			t.Errorf("feed %s: digest %s, want the served document's %s", f.Path, f.Digest, wantFeeds[f.Path])
 		}
 	}
-	if doc.Revision() != c.Revision {
-		t.Errorf("the AI Catalog is of revision %d, the catalog %d", doc.Revision(), c.Revision)
+	// The hidden skill came last: the AI Catalog names the revision of
+	// the last change it lists, the listing skill's.
+	if want := c.Signing.Catalog(discovery.Origin(testOrigin)).Revision; doc.Revision() != want || want >= c.Revision {
+		t.Errorf("the AI Catalog is of revision %d, want %d, before the catalog's %d", doc.Revision(), want, c.Revision)
 	}
 
-	// A withdrawal signs the new revision's AI Catalog only.
+	// A hidden skill's withdrawal signs nothing; a public one's the new
+	// revision's AI Catalog only.
 	calls = key.n.Load()
 	e.remove("skills/secret.md")
+	if got := key.n.Load() - calls; got != 0 {
+		t.Errorf("%d Sign calls for a hidden skill's withdrawal, want 0", got)
+	}
+	e.remove("skills/alpha.md")
 	if got := key.n.Load() - calls; got != 1 {
 		t.Errorf("%d Sign calls for a withdrawal, want 1", got)
+	}
+	if c := e.catalog(); e.aiCatalog(c, key.Public()).Revision() != c.Revision {
+		t.Errorf("a public withdrawal's AI Catalog is not of its revision %d", c.Revision)
 	}
 	consistent(t, e.st)
 }
@@ -319,4 +333,78 @@ func TestAReconcileSignsWhatItReadsUnsigned(t *testing.T) {
 		t.Error("beta, not read, was signed")
 	}
 	e.aiCatalog(c, key.Public())
+}
+
+// TestAKeyChangeSignsTheLatestVersionsAgain: once another key takes over,
+// the latest version of every live hosted entry is signed again with it
+// (at most maxResign per pass, the rest by later rounds), so a client that
+// pins the new key verifies every feed; earlier versions keep their
+// bundles, which the old key, still published, verifies.
+func TestAKeyChangeSignsTheLatestVersionsAgain(t *testing.T) {
+	defer func(n int) { maxResign = n }(maxResign)
+	maxResign = 2
+	a, b := newSigner(t), newSigner(t)
+	e := newEnv(t, signedBy(a))
+	e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n"+
+		"  - name: elsewhere\n    type: skill-md\n    url: https://cdn.example.com/elsewhere.md\n    description: Hosted elsewhere.\n"+
+		"    digest: "+digest.Of([]byte("elsewhere")).String()+"\n"))
+	e.reconcile("agent-skills.yaml")
+	e.drop("skills/alpha.md", skillDoc("alpha", "1.0", "Alpha."))
+	e.drop("skills/alpha.md", skillDoc("alpha", "2.0", "Alpha two."))
+	e.drop("skills/secret.md", skillDoc("secret", "1", "Hidden."))
+	e.drop("subagents/reviewer.md", agentDoc("reviewer", "1"))
+	e.drop("skills/gone.md", skillDoc("gone", "1", "Gone."))
+	e.remove("skills/gone.md")
+	first := *e.catalog().Skills["alpha"].Version("1.0").Bundle
+
+	e2 := newEnvOn(t, e.st, signedBy(b))
+	e2.drop("skills/beta.md", skillDoc("beta", "1", "Beta."))
+	if got := b.n.Load(); got != 1+2+1 {
+		t.Errorf("%d Sign calls, want 4 (beta, two versions signed again, the AI Catalog)", got)
+	}
+	stale := func(c *catalog.Catalog) []string {
+		var out []string
+		for _, en := range []*catalog.Entry{c.Skills["alpha"], c.Skills["secret"], c.Subagents["reviewer"]} {
+			if en.LatestVersion().Bundle.Key != signing.KeyID(b.Public()) {
+				out = append(out, en.ID())
+			}
+		}
+		return out
+	}
+	if s := stale(e.catalog()); len(s) != 1 {
+		t.Fatalf("after one pass %v are not signed by the new key, want one of three (maxResign 2)", s)
+	}
+	// The next round (here a reconcile that changes nothing) signs the rest.
+	calls := b.n.Load()
+	if res := e2.reconcile("skills/beta.md"); res.Resigned != 1 {
+		t.Errorf("the reconcile reports %d versions signed again, want 1", res.Resigned)
+	}
+	if got := b.n.Load() - calls; got != 1 {
+		t.Errorf("%d Sign calls for the last version signed again, want 1 (the AI Catalog, the new key's already, lists the same)", got)
+	}
+	c := e.catalog()
+	if s := stale(c); len(s) != 0 {
+		t.Fatalf("%v still signed by the old key", s)
+	}
+	alpha := e.bundleOf(c.Skills["alpha"], "2.0", b.Public())
+	if alpha.Publication.Version != "2.0" || alpha.Publication.SourceKey != "skills/alpha.md" {
+		t.Errorf("the statement signed again: %+v", alpha.Publication)
+	}
+	e.bundleOf(c.Skills["secret"], "1", b.Public())
+	e.bundleOf(c.Subagents["reviewer"], "1", b.Public())
+	if *c.Skills["alpha"].Version("1.0").Bundle != first {
+		t.Error("an earlier version was signed again")
+	}
+	e.bundleOf(c.Skills["alpha"], "1.0", a.Public())
+	if c.Skills["gone"].Version("1").Bundle.Key != signing.KeyID(a.Public()) || c.Skills["elsewhere"].LatestVersion().Bundle != nil {
+		t.Error("a withdrawn or external entry was signed again")
+	}
+	e.aiCatalog(c, b.Public())
+	// Nothing is left: the next round signs nothing.
+	calls = b.n.Load()
+	e2.reconcile("skills/beta.md")
+	if got := b.n.Load() - calls; got != 0 {
+		t.Errorf("%d Sign calls once every latest version is the new key's", got)
+	}
+	consistent(t, e.st)
 }

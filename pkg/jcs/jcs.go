@@ -22,23 +22,104 @@ import (
 )
 
 // ErrInput is wrapped by every error about JSON that has no canonical form:
-// invalid JSON, a duplicate member name, a number beyond a double, text
-// after the value.
+// invalid JSON, text that is not UTF-8, a string with a lone UTF-16
+// surrogate escape, a duplicate member name at any level, a number beyond a
+// double, text after the value.
 var ErrInput = errors.New("jcs: no canonical form")
 
 // Canonicalize returns the canonical form of the JSON text b.
 func Canonicalize(b []byte) ([]byte, error) {
+	out, _, err := canonicalize(b, "", false)
+	return out, err
+}
+
+// Without returns the canonical form of the JSON object b without its
+// top-level member name, and that member's canonical value (nil when b has
+// no such member), from one reading of b: what is signed beside a
+// signature kept in the document itself. b must be an object.
+func Without(b []byte, name string) (rest, member []byte, err error) {
+	return canonicalize(b, name, true)
+}
+
+func canonicalize(b []byte, omit string, omitting bool) ([]byte, []byte, error) {
+	// encoding/json reads invalid UTF-8 and lone surrogates as U+FFFD, so
+	// two different texts would share one canonical form: refused first.
+	if err := checkText(b); err != nil {
+		return nil, nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out bytes.Buffer
 	out.Grow(len(b))
-	if err := value(dec, &out); err != nil {
-		return nil, err
+	var removed []byte
+	if omitting {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		if tok != json.Delim('{') {
+			return nil, nil, fmt.Errorf("%w: not an object", ErrInput)
+		}
+		if removed, err = object(dec, &out, omit); err != nil {
+			return nil, nil, err
+		}
+	} else if err := value(dec, &out); err != nil {
+		return nil, nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: text after the value", ErrInput)
+		return nil, nil, fmt.Errorf("%w: text after the value", ErrInput)
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), removed, nil
+}
+
+// checkText refuses text that is not UTF-8 and strings holding a \u
+// escape of a UTF-16 surrogate that is not one half of a pair (RFC 8785
+// section 3.2.2.2: such a string has no canonical form). b need not be
+// valid JSON otherwise: the decoder judges that.
+func checkText(b []byte) error {
+	if !utf8.Valid(b) {
+		return fmt.Errorf("%w: the text is not UTF-8", ErrInput)
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\' && i+1 < len(b):
+			i++
+			if b[i] != 'u' {
+				continue
+			}
+			u, ok := hex4(b[i+1:])
+			if !ok {
+				continue // the decoder refuses it
+			}
+			i += 4
+			if !utf16.IsSurrogate(rune(u)) {
+				continue
+			}
+			// A high half must be followed by the escape of a low half.
+			if u < 0xdc00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if lo, ok := hex4(b[i+3:]); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					i += 6
+					continue
+				}
+			}
+			return fmt.Errorf("%w: a lone UTF-16 surrogate \\u%04x", ErrInput, u)
+		}
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits b starts with.
+func hex4(b []byte) (uint16, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return uint16(v), err == nil
 }
 
 // Marshal is json.Marshal's encoding of v in canonical form.
@@ -60,7 +141,8 @@ func value(dec *json.Decoder, out *bytes.Buffer) error {
 	case json.Delim:
 		switch t {
 		case '{':
-			return object(dec, out)
+			_, err := object(dec, out, "")
+			return err
 		case '[':
 			return array(dec, out)
 		}
@@ -87,27 +169,34 @@ type member struct {
 	value []byte
 }
 
-func object(dec *json.Decoder, out *bytes.Buffer) error {
+// object writes the object whose '{' dec has read, without its member
+// omit (when not ""), whose value it returns.
+func object(dec *json.Decoder, out *bytes.Buffer, omit string) ([]byte, error) {
 	var members []member
+	var removed []byte
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrInput, err)
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 		name := tok.(string) // the decoder only yields strings as member names
 		if seen[name] {
-			return fmt.Errorf("%w: the member name %q appears twice", ErrInput, name)
+			return nil, fmt.Errorf("%w: the member name %q appears twice", ErrInput, name)
 		}
 		seen[name] = true
 		var v bytes.Buffer
 		if err := value(dec, &v); err != nil {
-			return err
+			return nil, err
+		}
+		if omit != "" && name == omit {
+			removed = v.Bytes()
+			continue
 		}
 		members = append(members, member{name: name, key: utf16.Encode([]rune(name)), value: v.Bytes()})
 	}
 	if _, err := dec.Token(); err != nil { // '}'
-		return fmt.Errorf("%w: %w", ErrInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	slices.SortFunc(members, func(a, b member) int { return slices.Compare(a.key, b.key) })
 	out.WriteByte('{')
@@ -120,7 +209,7 @@ func object(dec *json.Decoder, out *bytes.Buffer) error {
 		out.Write(m.value)
 	}
 	out.WriteByte('}')
-	return nil
+	return removed, nil
 }
 
 func array(dec *json.Decoder, out *bytes.Buffer) error {

@@ -81,6 +81,19 @@ func TestNumbers(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	for _, in := range []string{
 		`{"a":1,"a":2}`,
+		`{"a":1,"\u0061":2}`,
+		`{"x":{"a":1,"a":2}}`,
+		`[{"y":[{"a":1,"a":2}]}]`,
+		`"\ud800"`,
+		`"\uDFFF"`,
+		`["a\udc00b"]`,
+		`{"\ud83d":1}`,
+		`{"a":"\ud83d\u0041"}`,
+		`{"a":"\ud83dx"}`,
+		`{"a":"\ud83d\ud83d"}`,
+		`{"a":"\ud83d"}`,
+		"\"\xed\xa0\x80\"",
+		"\"\xff\"",
 		`[1e400]`,
 		`{"a":1} x`,
 		`{"a":1}{"b":2}`,
@@ -89,6 +102,52 @@ func TestRefusals(t *testing.T) {
 	} {
 		if _, err := Canonicalize([]byte(in)); !errors.Is(err, ErrInput) {
 			t.Errorf("Canonicalize(%q) = %v, want ErrInput", in, err)
+		}
+	}
+}
+
+// TestSurrogatePairs: a pair of escapes is one character, and text that
+// only looks like an escape is text.
+func TestSurrogatePairs(t *testing.T) {
+	for in, want := range map[string]string{
+		`"\ud83d\ude00"`:  "\"\U0001F600\"",
+		`"\uD83D\uDE00x"`: "\"\U0001F600x\"",
+		`"\\ud800"`:       `"\\ud800"`,
+		`"\\\u0041"`:      `"\\A"`,
+		`{"\"\ud800":1}`:  "",
+	} {
+		got, err := Canonicalize([]byte(in))
+		if want == "" {
+			if !errors.Is(err, ErrInput) {
+				t.Errorf("Canonicalize(%s) = %q, %v: want ErrInput", in, got, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != want {
+			t.Errorf("Canonicalize(%s) = %q, %v: want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestWithout(t *testing.T) {
+	rest, sig, err := Without([]byte(`{"b":[1.0],"signature":"x\u0079","a":{"d":1,"c":2}}`), "signature")
+	if err != nil || string(rest) != `{"a":{"c":2,"d":1},"b":[1]}` || string(sig) != `"xy"` {
+		t.Errorf("Without = %s, %s, %v", rest, sig, err)
+	}
+	if rest, sig, err := Without([]byte(`{"a":1}`), "signature"); err != nil || string(rest) != `{"a":1}` || sig != nil {
+		t.Errorf("Without of a document without the member = %s, %s, %v", rest, sig, err)
+	}
+	for _, in := range []string{
+		`{"signature":"a","signature":"b"}`,
+		`{"a":1,"signature":"s","a":2}`,
+		`{"a":{"b":1,"b":2},"signature":"s"}`,
+		`{"a":"\udead","signature":"s"}`,
+		`["signature"]`,
+		`"signature"`,
+		`{"signature":"s"} {}`,
+	} {
+		if _, _, err := Without([]byte(in), "signature"); !errors.Is(err, ErrInput) {
+			t.Errorf("Without(%s) = %v, want ErrInput", in, err)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/didweb"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
+	"github.com/skilldrop/skilldrop/pkg/jws"
 	"github.com/skilldrop/skilldrop/pkg/provenance"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/signing"
@@ -40,15 +42,18 @@ const (
 type Options struct {
 	// Origin is scheme://host of the service.
 	Origin *url.URL
-	// Key, when set, is the pinned key: the only one trusted. Without it
-	// the keys the origin publishes are trusted (and the report says so).
-	Key *ecdsa.PublicKey
+	// Keys, when set, are the pinned keys: the only ones trusted, any one
+	// of them (the key before a rotation and the one after, say). Without
+	// them the keys the origin publishes are trusted (and the report says so).
+	Keys []*ecdsa.PublicKey
 	// Listing, when set, checks that listing's feed only.
 	Listing string
 	// Header is sent with every request to the origin (a credential, to
 	// check what it may see beyond the public feeds).
 	Header http.Header
-	// Client makes the requests (nil: a client with a 30 s timeout).
+	// Client makes the requests (nil: a client with a 30 s timeout). Its
+	// redirect policy is replaced: only redirects within Origin are
+	// followed, so Header never reaches another origin.
 	Client *http.Client
 }
 
@@ -73,7 +78,7 @@ type CatalogCheck struct {
 	OK       bool   `json:"ok"`
 	Revision int64  `json:"revision,omitempty"`
 	KeyID    string `json:"keyId,omitempty"`
-	// KeySource is "pinned" (Options.Key) or "published" (the origin's).
+	// KeySource is "pinned" (Options.Keys) or "published" (the origin's).
 	KeySource string   `json:"keySource"`
 	Feeds     []string `json:"feeds,omitempty"`
 	Problems  []string `json:"problems,omitempty"`
@@ -106,9 +111,12 @@ func Verify(ctx context.Context, o Options) (*Report, error) {
 	if o.Origin == nil || o.Origin.Host == "" || (o.Origin.Scheme != "https" && o.Origin.Scheme != "http") {
 		return nil, errors.New("verifier: an origin http(s)://host is required")
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: defaultTimeout}
+	client := http.Client{Timeout: defaultTimeout}
+	if o.Client != nil {
+		client = *o.Client
 	}
+	client.CheckRedirect = sameOrigin(o.Origin)
+	o.Client = &client
 	c := &checker{o: o, origin: discovery.Origin(o.Origin)}
 	rep, err := c.verify(ctx)
 	if err != nil || rep.OK || rep.Catalog.Revision == 0 {
@@ -149,12 +157,12 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 	problem := func(format string, args ...any) { cc.Problems = append(cc.Problems, fmt.Sprintf(format, args...)) }
 	published, err := c.publishedKeys(ctx)
 	switch {
-	case c.o.Key != nil:
-		cc.KeySource, c.keys = "pinned", []*ecdsa.PublicKey{c.o.Key}
+	case len(c.o.Keys) > 0:
+		cc.KeySource, c.keys = "pinned", c.o.Keys
 		if err != nil {
 			problem("key: %v", err)
-		} else if !containsKey(published, c.o.Key) {
-			problem("key: the origin does not publish the pinned key %s (it publishes %s)", signing.KeyID(c.o.Key), keyIDs(published))
+		} else if !slices.ContainsFunc(c.o.Keys, func(k *ecdsa.PublicKey) bool { return containsKey(published, k) }) {
+			problem("key: the origin does not publish the pinned %s %s (it publishes %s)", plural(len(c.o.Keys), "key", "keys"), keyIDs(c.o.Keys), keyIDs(published))
 		}
 	case err != nil:
 		cc.KeySource = "published"
@@ -164,13 +172,25 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 		cc.KeySource, c.keys = "published", published
 	}
 	body, status, err := c.get(ctx, c.origin+routes.AICatalog, aicatalog.MaxBytes, false)
-	if err != nil || status != http.StatusOK {
+	switch {
+	case err == nil && status == http.StatusNotFound:
+		problem("ai-catalog: %s: not found (404): %s has no signed AI Catalog. It is signed for each origin the indexer "+
+			"was given (skilldrop status lists them: 'AI Catalog signed for …'): verify that origin instead "+
+			"(for make run, http://127.0.0.1:8080 or http://RUN_ADDR, not localhost)", routes.AICatalog, c.origin)
+		return nil
+	case err != nil || status != http.StatusOK:
 		problem("ai-catalog: %s", fetchProblem(routes.AICatalog, status, err))
 		return nil
 	}
 	doc, k, err := aicatalog.Verify(body, c.keys...)
-	if err != nil {
-		problem("ai-catalog: %s: the signature does not verify with the %s key: %v", routes.AICatalog, cc.KeySource, err)
+	switch {
+	case errors.Is(err, jws.ErrSignature):
+		problem("ai-catalog: %s: the signature does not verify with the %s %s: %v", routes.AICatalog, cc.KeySource, plural(len(c.keys), "key", "keys"), err)
+		return nil
+	case err != nil:
+		// Not a signature that failed: text with no canonical form, a
+		// malformed JWS, or a document this format cannot read.
+		problem("ai-catalog: %s is not a signed AI Catalog that can be read: %v", routes.AICatalog, err)
 		return nil
 	}
 	cc.Revision, cc.KeyID = doc.Revision(), signing.KeyID(k)
@@ -251,9 +271,10 @@ func (c *checker) checkFeed(ctx context.Context, f feed, doc *aicatalog.Catalog,
 		cc.Problems = append(cc.Problems, "index: "+fetchProblem(f.path, status, err))
 		return nil
 	}
+	var anon []byte // the document an anonymous caller reads, when signed
 	if f.signed != nil {
 		// The signed digest is of the document an anonymous caller reads.
-		anon := body
+		anon = body
 		if len(c.o.Header) > 0 {
 			if anon, status, err = c.get(ctx, c.origin+f.path, MaxIndexBytes, false); err != nil || status != http.StatusOK {
 				cc.Problems = append(cc.Problems, "index: "+fetchProblem(f.path, status, err))
@@ -270,15 +291,29 @@ func (c *checker) checkFeed(ctx context.Context, f feed, doc *aicatalog.Catalog,
 		cc.Problems = append(cc.Problems, fmt.Sprintf("index: %s is not an RFC index: %v", f.path, err))
 		return nil
 	}
+	public := map[string]bool{} // the entries the AI Catalog's revision covers
+	var listed discovery.Index
+	if anon != nil && json.Unmarshal(anon, &listed) == nil {
+		for _, s := range listed.Skills {
+			public[s.Name] = true
+		}
+	}
 	out := make([]SkillCheck, 0, len(idx.Skills))
 	for _, s := range idx.Skills {
-		out = append(out, c.checkSkill(ctx, f, s, doc))
+		var signedAt int64
+		if doc != nil && public[s.Name] {
+			signedAt = doc.Revision()
+		}
+		out = append(out, c.checkSkill(ctx, f, s, signedAt))
 	}
 	return out
 }
 
-// checkSkill checks one entry: its bytes and its bundle.
-func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, doc *aicatalog.Catalog) SkillCheck {
+// checkSkill checks one entry: its bytes and its bundle. signedAt, when
+// not 0, is the revision of the AI Catalog that lists the entry: its bundle
+// cannot name a later one. (An entry only a key shows is not listed: the
+// AI Catalog keeps its revision while only such entries change.)
+func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, signedAt int64) SkillCheck {
 	sc := SkillCheck{Feed: f.path, Listing: f.listing, Name: s.Name, Version: s.Version, State: StateOK}
 	problem := func(format string, args ...any) {
 		sc.State = StateFailed
@@ -323,8 +358,8 @@ func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, doc
 	if p.Listing != "" && p.Listing != f.listing {
 		problem("bundle: signed for listing %s, served in %s", p.Listing, orTop(f.listing))
 	}
-	if doc != nil && p.CatalogRevision > doc.Revision() {
-		problem("bundle: signed at revision %d, after the AI Catalog's %d", p.CatalogRevision, doc.Revision())
+	if signedAt != 0 && p.CatalogRevision > signedAt {
+		problem("bundle: signed at revision %d, after the AI Catalog's %d", p.CatalogRevision, signedAt)
 	}
 	return sc
 }
@@ -365,6 +400,37 @@ func (c *checker) get(ctx context.Context, u string, limit int64, auth bool) ([]
 	return b, resp.StatusCode, nil
 }
 
+// maxRedirects is how many redirects one fetch follows, as net/http's default.
+const maxRedirects = 10
+
+// sameOrigin is the redirect policy: a redirect is followed only to the
+// origin itself (the same scheme, host and port; never https to http, never
+// another host), so the credential of --key-header, which net/http would
+// copy onto a redirect to another host when it is not Authorization or a
+// cookie, is only ever sent to the origin it was given for.
+func sameOrigin(origin *url.URL) func(*http.Request, []*http.Request) error {
+	want := originOf(origin)
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if got := originOf(req.URL); got != want {
+			return fmt.Errorf("refused a redirect to %s: not %s (only redirects within the origin are followed)", got, want)
+		}
+		return nil
+	}
+}
+
+// originOf is u's scheme://host:port, lowercase, the port spelled out.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
 // fetchProblem says why a fetch gave nothing to check.
 func fetchProblem(what string, status int, err error) string {
 	switch {
@@ -395,4 +461,12 @@ func keyIDs(keys []*ecdsa.PublicKey) string {
 		ids[i] = signing.KeyID(k)
 	}
 	return strings.Join(ids, ", ")
+}
+
+// plural is one or many, by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,19 +1,27 @@
 package verifier
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/discovery"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
+	"github.com/skilldrop/skilldrop/pkg/jcs"
+	"github.com/skilldrop/skilldrop/pkg/jws"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
 	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -37,21 +45,37 @@ type origin struct {
 	st  store.Store
 	url *url.URL
 	key *signing.Local
+	// replaced are documents served in place of the handler's, by path;
+	// redirects are paths answered with a redirect to a URL (a request
+	// with a query goes to the handler).
+	replaced  map[string][]byte
+	redirects map[string]string
 }
 
 func newOrigin(t *testing.T) *origin {
 	t.Helper()
-	o := &origin{t: t, st: store.NewMemory()}
+	o := &origin{t: t, st: store.NewMemory(), replaced: map[string][]byte{}, redirects: map[string]string{}}
 	o.key, _ = signing.Generate()
 	keys, err := apikey.ParseSet(apikey.Hash(apiKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := server.New(server.Config{Store: o.st, Keys: keys, Local: true})
+	// Revalidated on every request: a test that indexes again reads the new revision.
+	h, err := server.New(server.Config{Store: o.st, Keys: keys, Local: true, RevalidateEvery: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := o.replaced[r.URL.Path]; ok {
+			_, _ = w.Write(b)
+			return
+		}
+		if to, ok := o.redirects[r.URL.Path]; ok && r.URL.RawQuery == "" {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	o.url, _ = url.Parse(ts.URL)
 	for k, b := range files {
@@ -90,12 +114,21 @@ func (o *origin) catalog() *catalog.Catalog {
 
 func (o *origin) verify(key *ecdsa.PublicKey, listing string, header ...string) *Report {
 	o.t.Helper()
+	var keys []*ecdsa.PublicKey
+	if key != nil {
+		keys = append(keys, key)
+	}
+	return o.verifyWith(keys, listing, header...)
+}
+
+func (o *origin) verifyWith(keys []*ecdsa.PublicKey, listing string, header ...string) *Report {
+	o.t.Helper()
 	h := http.Header{}
 	for _, kv := range header {
 		k, v, _ := strings.Cut(kv, ":")
 		h.Add(k, strings.TrimSpace(v))
 	}
-	rep, err := Verify(context.Background(), Options{Origin: o.url, Key: key, Listing: listing, Header: h})
+	rep, err := Verify(context.Background(), Options{Origin: o.url, Keys: keys, Listing: listing, Header: h})
 	if err != nil {
 		o.t.Fatal(err)
 	}
@@ -248,5 +281,177 @@ func TestVerifyFindsAnUnsignedOrigin(t *testing.T) {
 	rep = o.verify(k.Public(), "")
 	if rep.OK || skill(rep, "alpha") == nil || !strings.Contains(problems(rep), "alpha: bundle:") {
 		t.Errorf("an unsigned origin with a pinned key: %s", problems(rep))
+	}
+}
+
+// TestVerifySaysWhyTheCatalogCannotBeRead: a catalog whose signature is
+// not what failed (a number it cannot read, signed or not) is not reported
+// as a signature that does not verify.
+func TestVerifySaysWhyTheCatalogCannotBeRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, revision string
+		sign           bool
+		want           string
+	}{
+		{"a revision beyond a double, unsigned", "1e400", false, "the number 1e400 is not a finite double"},
+		{"a fractional revision, signed", "1.5", true, "cannot unmarshal number 1.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOrigin(t)
+			rep := o.verify(o.key.Public(), "")
+			if !rep.OK {
+				t.Fatal(problems(rep))
+			}
+			b, _, err := store.ReadAll(context.Background(), o.st, o.catalog().Signing.Catalogs[0].Rendition.Key, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := regexp.MustCompile(`"revision": [0-9]+`).ReplaceAll(b, []byte(`"revision": `+tc.revision))
+			if tc.sign {
+				payload, _, err := jcs.Without(doc, "signature")
+				if err != nil {
+					t.Fatal(err)
+				}
+				sig, err := jws.SignDetached(context.Background(), o.key, jws.Header{}, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc = regexp.MustCompile(`"signature": "[^"]*"`).ReplaceAll(doc, []byte(`"signature": "`+sig+`"`))
+			}
+			o.replaced[routes.AICatalog] = doc
+			rep = o.verify(o.key.Public(), "")
+			got := problems(rep)
+			if rep.OK || !strings.Contains(got, "is not a signed AI Catalog that can be read") || !strings.Contains(got, tc.want) ||
+				strings.Contains(got, "does not verify") {
+				t.Errorf("the report says:\n%s\nwant that %s cannot be read (%s), not that its signature does not verify", got, routes.AICatalog, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyFollowsRedirectsWithinTheOriginOnly: a redirect to another
+// origin is refused before anything is sent there, so the credential of
+// --key-header (Authorization or any other header) never leaves the
+// origin; a redirect within the origin is followed, the header with it.
+func TestVerifyFollowsRedirectsWithinTheOriginOnly(t *testing.T) {
+	var seen []http.Header
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Clone())
+		http.NotFound(w, r)
+	}))
+	defer elsewhere.Close()
+
+	o := newOrigin(t)
+	alpha := strings.TrimPrefix(discovery.ArtifactURL(o.catalog().Skills["alpha"], o.url.String()), o.url.String()) // fetched with the header
+	o.redirects[alpha] = o.url.String() + alpha + "?moved=1"
+	o.redirects[routes.DIDDocument] = o.url.String() + routes.DIDDocument + "?moved=1"
+	header := []string{"Authorization: Bearer " + apiKey, "X-Api-Key: " + apiKey}
+	if rep := o.verify(o.key.Public(), "", header...); !rep.OK {
+		t.Fatalf("redirects within the origin: %s", problems(rep))
+	}
+
+	o.redirects[alpha] = elsewhere.URL + alpha
+	o.redirects[routes.DIDDocument] = elsewhere.URL + routes.DIDDocument
+	rep := o.verify(o.key.Public(), "", header...)
+	got := problems(rep)
+	if rep.OK || !strings.Contains(got, "alpha: artifact:") || !strings.Contains(got, "key: ") || !strings.Contains(got, "refused a redirect to") {
+		t.Errorf("redirects to another origin: the report says\n%s", got)
+	}
+	if len(seen) > 0 {
+		t.Errorf("the other origin was sent %d requests (headers %v)", len(seen), seen)
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	origin, _ := url.Parse("https://skills.example.com")
+	check := sameOrigin(origin)
+	for to, ok := range map[string]bool{
+		"https://skills.example.com/x":          true,
+		"https://SKILLS.example.com:443/x":      true,
+		"http://skills.example.com/x":           false,
+		"http://skills.example.com:443/x":       false,
+		"https://skills.example.com:8443/x":     false,
+		"https://evil.example.com/x":            false,
+		"https://a.skills.example.com/x":        false,
+		"https://skills.example.com.evil.net/x": false,
+	} {
+		u, _ := url.Parse(to)
+		if err := check(&http.Request{URL: u}, nil); (err == nil) != ok {
+			t.Errorf("a redirect to %s: %v, want followed %v", to, err, ok)
+		}
+	}
+	u, _ := url.Parse("https://skills.example.com/x")
+	if err := check(&http.Request{URL: u}, make([]*http.Request, maxRedirects)); err == nil {
+		t.Errorf("the %dth redirect is followed", maxRedirects+1)
+	}
+}
+
+// TestVerifyAfterAKeyChange: once the indexer with the new key has run,
+// every feed verifies with the new key pinned alone; pinning both keys
+// accepts either; pinning only keys the origin never used fails.
+func TestVerifyAfterAKeyChange(t *testing.T) {
+	o := newOrigin(t)
+	old := o.key
+	o.key, _ = signing.Generate()
+	o.index(o.key)
+	if rep := o.verify(o.key.Public(), ""); !rep.OK {
+		t.Errorf("the new key pinned: %s", problems(rep))
+	}
+	if rep := o.verifyWith([]*ecdsa.PublicKey{old.Public(), o.key.Public()}, ""); !rep.OK || rep.Catalog.KeyID != signing.KeyID(o.key.Public()) {
+		t.Errorf("both keys pinned: %+v %s", rep.Catalog, problems(rep))
+	}
+	if rep := o.verify(old.Public(), ""); rep.OK || !strings.Contains(problems(rep), "does not verify with the pinned key") {
+		t.Errorf("the old key pinned alone: %s", problems(rep))
+	}
+	x, _ := signing.Generate()
+	y, _ := signing.Generate()
+	if rep := o.verifyWith([]*ecdsa.PublicKey{x.Public(), y.Public()}, ""); rep.OK || !strings.Contains(problems(rep), "does not publish the pinned keys") ||
+		!strings.Contains(problems(rep), "does not verify with the pinned keys") {
+		t.Errorf("two keys the origin never used pinned: %s", problems(rep))
+	}
+}
+
+// TestAHiddenChangeLeavesTheAICatalogAsItIs: a new version of a skill only
+// a key shows changes nothing an anonymous caller reads of the AI Catalog
+// (not its revision, not its signature: the same bytes), and what the key
+// shows still verifies; a public change signs a new one.
+func TestAHiddenChangeLeavesTheAICatalogAsItIs(t *testing.T) {
+	o := newOrigin(t)
+	get := func() []byte {
+		t.Helper()
+		resp, err := http.Get(o.url.String() + routes.AICatalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", routes.AICatalog, resp.StatusCode, err)
+		}
+		return b
+	}
+	before, revision := get(), o.catalog().Revision
+	o.put("skills/secret.md", []byte(skilltest.SkillMD("secret", "2", "Hidden, again.")))
+	o.index(o.key)
+	if c := o.catalog(); c.Revision == revision || c.Skills["secret"].LatestVersion().Label != "2" {
+		t.Fatalf("the hidden change was not published: revision %d (was %d)", c.Revision, revision)
+	}
+	if after := get(); !bytes.Equal(after, before) {
+		t.Errorf("a hidden change changed the public AI Catalog:\n%s\nwas\n%s", after, before)
+	}
+	for _, listing := range []string{"", "hidden"} {
+		if rep := o.verify(o.key.Public(), listing, "Authorization: Bearer "+apiKey); !rep.OK || skill(rep, "secret") == nil || skill(rep, "secret").Version != "2" {
+			t.Errorf("with a key, listing %q: %s", listing, problems(rep))
+		}
+	}
+	if rep := o.verify(o.key.Public(), ""); !rep.OK {
+		t.Errorf("without a key: %s", problems(rep))
+	}
+
+	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two.")))
+	o.index(o.key)
+	rep := o.verify(o.key.Public(), "")
+	if bytes.Equal(get(), before) || !rep.OK || rep.Catalog.Revision != o.catalog().Revision {
+		t.Errorf("a public change: the AI Catalog is of revision %d, the catalog %d\n%s", rep.Catalog.Revision, o.catalog().Revision, problems(rep))
 	}
 }
