@@ -181,6 +181,10 @@ func TestServeEmptyDirectoryServesAnEmptyIndex(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
+	blank := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(blank, []byte(" \n\t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -191,6 +195,7 @@ func TestServeUsage(t *testing.T) {
 		{"a key instead of a hash", []string{"serve", "--api-key-sha256", "sk-secret"}, exitUsage, "-api-key-sha256"},
 		{"bad base URL", []string{"serve", "--dir", os.TempDir(), "--base-url", "https://x.example/prod"}, exitUsage, "public base URL"},
 		{"missing directory", []string{"serve", "--dir", filepath.Join(os.TempDir(), "skilldrop-no-such-dir-xyz")}, exitUsage, "skilldrop-no-such-dir-xyz: no such directory"},
+		{"a blank key file", []string{"serve", "--dir", os.TempDir(), "--keys", blank}, exitUsage, `the key store is empty (blank or whitespace only); write {"keys":[]}`},
 		{"help", []string{"help", "serve"}, exitOK, "-addr"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,10 @@ const (
 // ErrSyntax is wrapped by every error Parse and ParseSet return.
 var ErrSyntax = errors.New("invalid API key store")
 
+// ErrEmpty is wrapped by Parse's error for a key store that holds nothing
+// at all, not even {"keys":[]}.
+var ErrEmpty = errors.New(`the key store is empty (blank or whitespace only); write {"keys":[]} to configure no keys`)
+
 // MaxStoreBytes bounds a key store document.
 const MaxStoreBytes = 1 << 20
 
@@ -99,7 +103,16 @@ func KeyID(key string) string {
 // 3339 (none: no expiry) and path allows the key in a capability URL.
 // Unknown fields are errors. An error never repeats a hash, which may be
 // a key pasted by mistake.
+//
+// A store with nothing in it (empty, or only whitespace and commas) is an
+// error wrapping ErrEmpty, not the empty set: it is what a truncated file,
+// an editor's half-written save or a parameter pasted wrong reads as, and
+// taking it for "no keys" would refuse every key holder for a whole refresh
+// without a word. A store that means no keys says so: {"keys":[]}.
 func Parse(raw string) (Set, error) {
+	if strings.Trim(raw, " \t\r\n,") == "" {
+		return Set{}, fmt.Errorf("%w: %w", ErrSyntax, ErrEmpty)
+	}
 	if !strings.HasPrefix(strings.TrimLeft(raw, " \t\r\n"), "{") {
 		return ParseSet(raw)
 	}

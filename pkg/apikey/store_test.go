@@ -205,3 +205,40 @@ func TestParseRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestABlankStoreIsRefusedNotTakenForNoKeys: a key store read as blank (a
+// truncated file, a half-written save, a parameter pasted wrong) is an error
+// at parse time, and on a refresh it fails closed (503) like any unreadable
+// store, never a silent "no keys" nor a wider view; {"keys":[]} is how a
+// store says it has none.
+func TestABlankStoreIsRefusedNotTakenForNoKeys(t *testing.T) {
+	for _, blank := range []string{"", " ", "\n\t \r\n", " , ,\n"} {
+		if s, err := apikey.Parse(blank); !errors.Is(err, apikey.ErrSyntax) || !errors.Is(err, apikey.ErrEmpty) || s.Len() != 0 {
+			t.Errorf("Parse(%q) = %d keys, %v; want ErrEmpty", blank, s.Len(), err)
+		}
+	}
+	if s, err := apikey.Parse(storeDoc()); err != nil || s.Len() != 0 {
+		t.Errorf(`Parse({"keys":[]}) = %d keys, %v; want no keys, no error`, s.Len(), err)
+	}
+	if s, err := apikey.ParseSet(""); err != nil || s.Len() != 0 {
+		t.Errorf(`ParseSet("") = %d keys, %v; want no keys (an unset SKILLDROP_API_KEY_SHA256)`, s.Len(), err)
+	}
+
+	path := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(path, []byte(storeDoc(entry("a", keyA, ""))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	v := apikey.NewVerifier(apikey.NewCached("key file", apikey.FileFetch(path), apikey.CacheOptions{TTL: 5 * time.Second, Now: clk.Now}), clk.Now)
+	ctx := context.Background()
+	if r, err := v.Verify(ctx, header("Bearer "+keyA)); err != nil || r.Status != apikey.Valid {
+		t.Fatalf("before: %+v, %v", r, err)
+	}
+	if err := os.WriteFile(path, []byte("  \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(5 * time.Second)
+	if r, err := v.Verify(ctx, header("Bearer "+keyA)); !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, apikey.ErrEmpty) {
+		t.Fatalf("a blanked key file: %+v, %v; want ErrUnavailable wrapping ErrEmpty (503, fail closed)", r, err)
+	}
+}

@@ -36,7 +36,7 @@ func Fetch(client API, name string) apikey.FetchFunc {
 		var nf *types.ParameterNotFound
 		switch {
 		case errors.As(err, &nf):
-			return "", fmt.Errorf("%w: %q (create it as a SecureString holding the comma-separated key hashes)", ErrNotFound, name)
+			return "", fmt.Errorf("%w: %q (create it as a SecureString holding the key store)", ErrNotFound, name)
 		case err != nil:
 			return "", fmt.Errorf("get SSM parameter %q: %w", name, err)
 		case out.Parameter == nil || out.Parameter.Value == nil:

@@ -65,3 +65,18 @@ func TestNewRefusesAnEmptyName(t *testing.T) {
 		t.Fatal("New accepted an empty parameter name")
 	}
 }
+
+// TestABlankParameterFailsClosed: a parameter whose value is only
+// whitespace (SSM refuses an empty one) reads as an unavailable store (503
+// for keys), never as "no keys" nor as every key.
+func TestABlankParameterFailsClosed(t *testing.T) {
+	fake := &fakeSSM{out: &ssm.GetParameterOutput{Parameter: &types.Parameter{Value: aws.String(" \n")}}}
+	src, err := ssmparam.New(fake, "/skilldrop/api-keys", apikey.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := src.Hashes(context.Background())
+	if !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, apikey.ErrEmpty) || set.Len() != 0 {
+		t.Fatalf("Hashes = %d keys, %v; want ErrUnavailable wrapping ErrEmpty", set.Len(), err)
+	}
+}
