@@ -144,6 +144,9 @@ func Parse(raw string) (Set, error) {
 		if k.ID == nil || !validID(*k.ID) {
 			return Set{}, fmt.Errorf("%w: %s.id: required, 1 to 64 letters, digits, '.', '_' or '-'", ErrSyntax, at)
 		}
+		if !PathSafe(*k.ID) {
+			return Set{}, fmt.Errorf("%w: %s.id: %s: %q is only dots, a path's dot segment (logs name a path key in its place: /k/[id]/…)", ErrSyntax, at, ReasonPathKeyCharacters, *k.ID)
+		}
 		at = fmt.Sprintf("keys[%d] (%s)", i, *k.ID)
 		if j, dup := ids[*k.ID]; dup {
 			return Set{}, fmt.Errorf("%w: %s: the id of keys[%d] too", ErrSyntax, at, j)

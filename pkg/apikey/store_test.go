@@ -67,6 +67,8 @@ func TestParseRefusesABadStoreWithoutEchoingAHash(t *testing.T) {
 		{"not JSON", `{"keys":[`, "not valid JSON"},
 		{"two documents", storeDoc() + storeDoc(), "more than one JSON value"},
 		{"wrong type", `{"keys":[{"id":1}]}`, "want a string"},
+		{"a dot-segment id", storeDoc(entry("..", keyA, `,"path":true`)), `keys[0].id: path_key_characters: ".."`},
+		{"a dot id", storeDoc(entry(".", keyA, "")), `keys[0].id: path_key_characters`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,7 +120,10 @@ func TestVerifierJudgesExpiryAndPathUse(t *testing.T) {
 		{"header-only key in a path", keyC, true, apikey.Invalid, apikey.ReasonNotPathKey, "header-only"},
 		{"header-only key in a header", keyC, false, apikey.Valid, "", "header-only"},
 		{"unknown in a path", "sk-nope", true, apikey.Invalid, apikey.ReasonUnknownKey, apikey.KeyID("sk-nope")},
-		{"a path token with a slash", "a/b", true, apikey.Invalid, apikey.ReasonMalformed, ""},
+		{"a path token with a slash", "a/b", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
+		{"a base64 key in a path", "q8+Zx/1w==", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
+		{"a dot segment in a path", "..", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
+		{"a path token past the header cap", strings.Repeat("k", apikey.MaxHeaderBytes+1), true, apikey.Invalid, apikey.ReasonMalformed, ""},
 		{"an empty path token", "", true, apikey.Invalid, apikey.ReasonMalformed, ""},
 	}
 	for _, c := range cases {
@@ -240,5 +245,16 @@ func TestABlankStoreIsRefusedNotTakenForNoKeys(t *testing.T) {
 	clk.Add(5 * time.Second)
 	if r, err := v.Verify(ctx, header("Bearer "+keyA)); !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, apikey.ErrEmpty) {
 		t.Fatalf("a blanked key file: %+v, %v; want ErrUnavailable wrapping ErrEmpty (503, fail closed)", r, err)
+	}
+}
+
+func TestPathSafe(t *testing.T) {
+	for s, want := range map[string]bool{
+		"sk-0123456789abcdef": true, "a.b_c-d~e": true, "...a": true,
+		"": false, ".": false, "..": false, "...": false, "a/b": false, "a+b": false, "a=": false, "a%2Fb": false, "a b": false, "clé": false,
+	} {
+		if got := apikey.PathSafe(s); got != want {
+			t.Errorf("PathSafe(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

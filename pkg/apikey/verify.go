@@ -56,6 +56,11 @@ const (
 	ReasonUnknownKey      = "unknown_key"        // well-formed, but its hash is not configured
 	ReasonExpired         = "expired_key"        // configured, but past its expiry
 	ReasonNotPathKey      = "not_a_path_key"     // presented in a path, but not configured for path use
+	// ReasonPathKeyCharacters: presented in a path, but holding a character
+	// a path segment cannot carry as it is (anything but the URL-unreserved
+	// A-Z a-z 0-9 - . _ ~: a base64 key's '/', '+' or '='), so it cannot be
+	// a path key; generate path keys with `openssl rand -hex 32`.
+	ReasonPathKeyCharacters = "path_key_characters"
 )
 
 // Result is the outcome of checking a request's credential.
@@ -164,12 +169,16 @@ func (v *Verifier) keys(ctx context.Context) (Set, error) {
 
 // VerifyPath classifies a key presented in a capability URL's path: Valid
 // only for a configured, unexpired key marked for path use. A token that
-// could not be a key (empty, longer than MaxHeaderBytes, or holding
-// anything but the URL-safe letters, digits, '-', '.', '_' and '~') is
-// Invalid without consulting the store.
+// could not be a key is Invalid without consulting the store: empty or
+// longer than MaxHeaderBytes (ReasonMalformed), or holding anything but
+// the URL-unreserved letters, digits, '-', '.', '_' and '~', or only dots
+// (a path's dot segment) (ReasonPathKeyCharacters).
 func (v *Verifier) VerifyPath(ctx context.Context, tok string) (Result, error) {
-	if !pathToken(tok) {
+	if tok == "" || len(tok) > MaxHeaderBytes {
 		return invalid(ReasonMalformed), nil
+	}
+	if !PathSafe(tok) {
+		return invalid(ReasonPathKeyCharacters), nil
 	}
 	set, err := v.keys(ctx)
 	if err != nil {
@@ -178,12 +187,17 @@ func (v *Verifier) VerifyPath(ctx context.Context, tok string) (Result, error) {
 	return check(tok, set, v.now(), true), nil
 }
 
-func pathToken(tok string) bool {
-	if tok == "" || len(tok) > MaxHeaderBytes {
+// PathSafe reports whether s can be one segment of a URL path as it is,
+// the same for every client and proxy: not empty, only URL-unreserved
+// characters (RFC 3986: A-Z a-z 0-9 - . _ ~), and not only dots ("." and
+// ".." are dot segments, which clients resolve away). A path key must be;
+// so must a key id, which logs write in the key's place.
+func PathSafe(s string) bool {
+	if s == "" || strings.Trim(s, ".") == "" {
 		return false
 	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '-' && c != '.' && c != '_' && c != '~' {
 			return false
 		}

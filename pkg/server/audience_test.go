@@ -159,6 +159,7 @@ func TestCapabilityURLs(t *testing.T) {
 		"an unknown key":    h.do(http.MethodGet, routes.Capability("sk-unknown", routes.RFCIndex)),
 		"a header too":      h.do(http.MethodGet, k+routes.RFCIndex, bearer(goodKey)),
 		"no key":            h.do(http.MethodGet, routes.CapabilityPrefix),
+		"a base64 key":      h.do(http.MethodGet, routes.Capability("q8+Zx1w==", routes.RFCIndex)),
 	} {
 		if w.Code != http.StatusUnauthorized || w.Header().Get("WWW-Authenticate") == "" {
 			t.Errorf("%s: %d, want 401 with a challenge", name, w.Code)
@@ -169,7 +170,7 @@ func TestCapabilityURLs(t *testing.T) {
 		t.Fatalf("a key is in the log:\n%s", logs)
 	}
 	for _, want := range []string{`"path":"/k/[cli]/.well-known/agent-skills/index.json"`, `"path":"/k/[header-only]/.well-known/agent-skills/index.json"`,
-		`"auth_failure":"not_a_path_key"`, `"event":"agent_skill.credential_refused","key_id":"header-only","reason":"not_a_path_key"`} {
+		`"auth_failure":"not_a_path_key"`, `"auth_failure":"path_key_characters"`, `"event":"agent_skill.credential_refused","key_id":"header-only","reason":"not_a_path_key"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %s", want)
 		}
