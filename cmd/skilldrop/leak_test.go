@@ -141,7 +141,7 @@ func TestLeakMatrixThroughServe(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`"key_id":"key-ac","audiences":["partner-a","partner-c"]`, `"path":"/k/[key-a]/.well-known/agent-skills/index.json"`,
-		`"event":"agent_skill.credential_refused","key_id":"key-expired","reason":"expired_key"`} {
+		`"event":"agent_skill.credential_refused","key_id":"key-expired","audiences":["partner-a"],"reason":"expired_key"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("serve's log has no %s", want)
 		}

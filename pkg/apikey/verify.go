@@ -74,6 +74,11 @@ type Result struct {
 	Reason string
 	// Caller is who the request is: audience.Anonymous unless Valid.
 	Caller audience.Caller
+	// Audiences are the configured key's (audience.Caller.AudienceNames)
+	// whenever the key is known, valid or refused (expired, not a path
+	// key), for logs and audit events; nil for a key that is not
+	// configured.
+	Audiences []string
 }
 
 // token extracts the Bearer token from a request's Authorization values.
@@ -132,11 +137,11 @@ func check(tok string, set Set, now time.Time, inPath bool) Result {
 	case !ok:
 		return Result{Status: Invalid, KeyID: KeyID(tok), Reason: ReasonUnknownKey}
 	case k.Expired(now):
-		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonExpired}
+		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonExpired, Audiences: k.Caller().AudienceNames()}
 	case inPath && !k.Path:
-		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonNotPathKey}
+		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonNotPathKey, Audiences: k.Caller().AudienceNames()}
 	}
-	return Result{Status: Valid, KeyID: k.ID, Caller: k.Caller()}
+	return Result{Status: Valid, KeyID: k.ID, Caller: k.Caller(), Audiences: k.Caller().AudienceNames()}
 }
 
 // Verifier checks requests against the keys of a Source.

@@ -125,12 +125,13 @@ func (c Caller) Meets(set Set) bool {
 }
 
 // AudienceNames is what logs and audit events write for the caller's
-// audiences: "*" for every audience, else the names.
+// audiences: "*" for every audience, else the names, never nil (a JSON
+// log writes none as [], not null).
 func (c Caller) AudienceNames() []string {
 	if c.All {
 		return []string{Wildcard}
 	}
-	return slices.Clone(c.Audiences)
+	return append([]string{}, c.Audiences...)
 }
 
 // Unrestricted is a valid key of every audience, with no id: what a bare

@@ -46,9 +46,10 @@ type DigestMismatchEvent struct {
 // refused: expired, or presented in a path without being a path key. A
 // key that is not configured at all is only logged (anyone can send one).
 type CredentialRefusedEvent struct {
-	KeyID     string // the key's id in the store, never the key
-	Reason    string // apikey's stable reason, e.g. "expired_key"
-	Path      string // the request path, a capability URL's key redacted
+	KeyID     string   // the key's id in the store, never the key
+	Audiences []string // the key's audiences as the store has them ("*" for every audience); none is logged as []
+	Reason    string   // apikey's stable reason, e.g. "expired_key"
+	Path      string   // the request path, a capability URL's key redacted
 	RequestID string
 }
 
@@ -153,7 +154,7 @@ func (a *Auditor) DigestMismatch(ctx context.Context, e DigestMismatchEvent) {
 // CredentialRefused logs EventCredentialRefused.
 func (a *Auditor) CredentialRefused(ctx context.Context, e CredentialRefusedEvent) {
 	a.log(ctx, EventCredentialRefused,
-		slog.String("key_id", e.KeyID), slog.String("reason", e.Reason),
+		slog.String("key_id", e.KeyID), slog.Any("audiences", nonNil(e.Audiences)), slog.String("reason", e.Reason),
 		slog.String("path", e.Path), slog.String(RequestIDKey, e.RequestID))
 }
 

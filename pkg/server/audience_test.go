@@ -170,7 +170,7 @@ func TestCapabilityURLs(t *testing.T) {
 		t.Fatalf("a key is in the log:\n%s", logs)
 	}
 	for _, want := range []string{`"path":"/k/[cli]/.well-known/agent-skills/index.json"`, `"path":"/k/[header-only]/.well-known/agent-skills/index.json"`,
-		`"auth_failure":"not_a_path_key"`, `"auth_failure":"path_key_characters"`, `"event":"agent_skill.credential_refused","key_id":"header-only","reason":"not_a_path_key"`} {
+		`"auth_failure":"not_a_path_key"`, `"auth_failure":"path_key_characters"`, `"event":"agent_skill.credential_refused","key_id":"header-only","audiences":[],"reason":"not_a_path_key"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %s", want)
 		}
@@ -242,4 +242,53 @@ func fetchIndexNames(t *testing.T, h *harness, key string) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// TestRefusedKeysAreAuditedWithTheirAudiences: the credential_refused event
+// of a known key names its audiences as the store has them ("*" for every
+// audience, [] for none), never null; the access line of a valid key with
+// no audiences writes [] too.
+func TestRefusedKeysAreAuditedWithTheirAudiences(t *testing.T) {
+	st := store.NewMemory()
+	standardBucket(t, st)
+	keys, err := apikey.Parse(`{"keys":[` +
+		`{"id":"old-partner","sha256":"` + apikey.Hash("sk-old-partner") + `","audiences":["partner-b","partner-a"],"expires":"2020-01-01T00:00:00Z","path":true},` +
+		`{"id":"old-staff","sha256":"` + apikey.Hash("sk-old-staff") + `","audiences":["*"],"expires":"2020-01-01T00:00:00Z"},` +
+		`{"id":"plain","sha256":"` + apikey.Hash("sk-plain") + `"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, func(c *Config) { c.Keys = keys })
+	for _, r := range []struct{ target, header string }{
+		{routes.RFCIndex, bearer("sk-old-partner")},
+		{routes.Capability("sk-old-partner", routes.RFCIndex), ""},
+		{routes.RFCIndex, bearer("sk-old-staff")},
+		{routes.Capability("sk-plain", routes.RFCIndex), ""},
+	} {
+		var hdr []string
+		if r.header != "" {
+			hdr = append(hdr, r.header)
+		}
+		if w := h.do(http.MethodGet, r.target, hdr...); w.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: %d, want 401", r.target, w.Code)
+		}
+	}
+	if w := h.do(http.MethodGet, routes.RFCIndex, bearer("sk-plain")); w.Code != http.StatusOK {
+		t.Fatalf("a valid key: %d", w.Code)
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, `"audiences":null`) {
+		t.Errorf("a line writes audiences as null:\n%s", logs)
+	}
+	for _, want := range []string{
+		`"key_id":"old-partner","audiences":["partner-a","partner-b"],"reason":"expired_key","path":"/.well-known/agent-skills/index.json"`,
+		`"key_id":"old-partner","audiences":["partner-a","partner-b"],"reason":"expired_key","path":"/k/[old-partner]/.well-known/agent-skills/index.json"`,
+		`"key_id":"old-staff","audiences":["*"],"reason":"expired_key"`,
+		`"key_id":"plain","audiences":[],"reason":"not_a_path_key"`,
+		`"authenticated":true,"key_id":"plain","audiences":[]`,
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log has no %s:\n%s", want, logs)
+		}
+	}
 }

@@ -551,7 +551,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rq *reques
 		rq.keyID, rq.authReason = res.KeyID, res.Reason
 		if res.Reason == apikey.ReasonExpired || res.Reason == apikey.ReasonNotPathKey {
 			s.auditor.CredentialRefused(r.Context(), obs.CredentialRefusedEvent{
-				KeyID: res.KeyID, Reason: res.Reason, Path: clip(rq.path(r)), RequestID: rq.id,
+				KeyID: res.KeyID, Audiences: res.Audiences, Reason: res.Reason, Path: clip(rq.path(r)), RequestID: rq.id,
 			})
 		}
 		w.Header().Set("WWW-Authenticate", apikey.Challenge+`, error="invalid_token"`)
