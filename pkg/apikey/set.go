@@ -337,11 +337,19 @@ func (s Set) Contains(key string) bool {
 	return ok
 }
 
-// ByID returns the key with the id, for a caller named by a key id it was
-// given earlier (a session that must be checked against the store again).
-func (s Set) ByID(id string) (Key, bool) {
+// Bound returns the key with the id whose configured hash is hash
+// (lowercase hex), for a caller bound to both earlier (a session that must
+// be checked against the store again). The id alone is not enough: two
+// keys may share one (a bare hash's id is 32 bits of its hash, which a
+// named key's id may spell too), and a key re-created under its id with
+// another secret is another key.
+func (s Set) Bound(id, hash string) (Key, bool) {
+	sum, err := parseHash(hash)
+	if err != nil {
+		return Key{}, false
+	}
 	for _, k := range s.keys {
-		if k.ID == id {
+		if k.ID == id && k.hash == sum {
 			return k, true
 		}
 	}

@@ -47,8 +47,11 @@ func TestParseReadsTheJSONStore(t *testing.T) {
 	if got := a.Caller(); !got.Authenticated || got.KeyID != "partner-a-ci" || !got.Meets(audience.NewSet("partner-b")) {
 		t.Errorf("Caller = %+v", got)
 	}
-	if _, ok := s.ByID("ops"); !ok {
-		t.Error("ByID(ops) found nothing")
+	if _, ok := s.Bound("ops", apikey.Hash(keyB)); !ok {
+		t.Error("Bound(ops, its hash) found nothing")
+	}
+	if _, ok := s.Bound("ops", apikey.Hash(keyA)); ok {
+		t.Error("Bound(ops, another key's hash) found a key")
 	}
 }
 
@@ -143,14 +146,20 @@ func TestVerifierJudgesExpiryAndPathUse(t *testing.T) {
 			}
 		})
 	}
-	if c, ok, err := v.ByID(ctx, "live"); err != nil || !ok || !c.Audiences.Equal(audience.NewSet("a")) {
-		t.Errorf("ByID(live) = %+v, %v, %v", c, ok, err)
+	if c, ok, err := v.Bound(ctx, "live", apikey.Hash(keyA)); err != nil || !ok || !c.Audiences.Equal(audience.NewSet("a")) {
+		t.Errorf("Bound(live) = %+v, %v, %v", c, ok, err)
 	}
-	if _, ok, _ := v.ByID(ctx, "expired"); ok {
-		t.Error("ByID(expired) names a caller")
+	if _, ok, _ := v.Bound(ctx, "live", apikey.Hash(keyC)); ok {
+		t.Error("Bound(live, another key's hash) names a caller")
 	}
-	if _, ok, _ := v.ByID(ctx, "nobody"); ok {
-		t.Error("ByID(nobody) names a caller")
+	if _, ok, _ := v.Bound(ctx, "live", "not a hash"); ok {
+		t.Error("Bound(live, a malformed hash) names a caller")
+	}
+	if _, ok, _ := v.Bound(ctx, "expired", apikey.Hash(keyB)); ok {
+		t.Error("Bound(expired) names a caller")
+	}
+	if _, ok, _ := v.Bound(ctx, "nobody", apikey.Hash(keyA)); ok {
+		t.Error("Bound(nobody) names a caller")
 	}
 }
 

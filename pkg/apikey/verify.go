@@ -210,16 +210,16 @@ func PathSafe(s string) bool {
 	return true
 }
 
-// ByID returns the caller of the configured, unexpired key with the id,
-// read from the store as it is now: for a caller that was named by a key
-// id earlier (a session) and must still hold it. ok is false for an id
-// that names no such key.
-func (v *Verifier) ByID(ctx context.Context, id string) (c audience.Caller, ok bool, err error) {
+// Bound returns the caller of the configured, unexpired key with the id
+// and hash (Set.Bound), read from the store as it is now: for a caller
+// that was bound to the key earlier (a session) and must still hold it.
+// ok is false when the store holds no such key.
+func (v *Verifier) Bound(ctx context.Context, id, hash string) (c audience.Caller, ok bool, err error) {
 	set, err := v.keys(ctx)
 	if err != nil {
 		return audience.Anonymous, false, err
 	}
-	k, found := set.ByID(id)
+	k, found := set.Bound(id, hash)
 	if !found || k.Expired(v.now()) {
 		return audience.Anonymous, false, nil
 	}

@@ -292,3 +292,42 @@ func TestRefusedKeysAreAuditedWithTheirAudiences(t *testing.T) {
 		}
 	}
 }
+
+// TestASessionIsItsOwnKeysNotItsIDs: a session is the caller of the key it
+// was issued for (its id and hash), not of whichever key the store lists
+// first under that id. Here a named key's id spells a bare hash's id (the
+// first 8 hex of its hash), and the bare key sees every audience: the named
+// key's session must still see only partner-a's entries, and after the
+// named key is re-created under its id with another secret, its old session
+// is not revived.
+func TestASessionIsItsOwnKeysNotItsIDs(t *testing.T) {
+	st := store.NewMemory()
+	b := standardBucket(t, st)
+	b.cat.Skills["secret-rotation"].Audiences = audience.NewSet("partner-b")
+	withFiles(b)
+	b.publish()
+	bare, err := apikey.ParseSet(apikey.Hash(otherKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(key string) apikey.Set {
+		s, err := apikey.Parse(`{"keys":[{"id":"` + apikey.KeyID(otherKey) + `","sha256":"` + apikey.Hash(key) + `","audiences":["partner-a"]}]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	keys := &swappable{set: bare.Union(named(goodKey))}
+	h := newHarness(t, st, func(c *Config) { c.Keys, c.SessionSecret = keys, testSecret })
+	if feed := fetchIndexNames(t, h, goodKey); slices.Contains(feed, "secret-rotation") {
+		t.Fatalf("the feed gives the partner-a key %v", feed)
+	}
+	c := cookieHeader(signIn(t, h, goodKey))
+	if page := listed(t, h.do(http.MethodGet, "/catalog/?kind=skill", c)); slices.Contains(page, "secret-rotation") || !slices.Contains(page, "deploy-via-pr") {
+		t.Errorf("the partner-a key's session lists %v: another key's view, or none", page)
+	}
+	keys.swap(bare.Union(named("sk-recreated-partner-a-key")))
+	if w := h.do(http.MethodGet, "/catalog/?kind=skill", c); !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") && !strings.Contains(w.Header().Get("Set-Cookie"), "Expires=") {
+		t.Errorf("after the key was re-created with another secret, its session was not cleared: %q", w.Header().Get("Set-Cookie"))
+	}
+}

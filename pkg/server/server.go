@@ -562,16 +562,16 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rq *reques
 	return true
 }
 
-// CallerByKeyID is the caller a key id names now, read from the key store
-// as it is (a session that names a key id, such as a sign-in cookie, must
-// still name a configured, unexpired key): ok is false for an id that
-// names none, and err wraps apikey.ErrUnavailable when the store cannot be
-// read. What the caller sees is then decided as on every surface: by
+// CallerBySession is the caller a session's key (its id and configured
+// hash) is now, read from the key store as it is (a sign-in cookie must
+// still name a configured, unexpired key, the very one it was issued for):
+// ok is false when the store holds none, and err wraps
+// apikey.ErrUnavailable when the store cannot be read. What the caller sees is then decided as on every surface: by
 // catalog.Entry.VisibleTo (and Listing.VisibleTo), behind the View's
 // accessors, and whatever is kept per caller is kept per class
 // (View.Class), never per key.
-func (s *Server) CallerByKeyID(ctx context.Context, id string) (c audience.Caller, ok bool, err error) {
-	return s.keys.ByID(ctx, id)
+func (s *Server) CallerBySession(ctx context.Context, sess websession.Session) (c audience.Caller, ok bool, err error) {
+	return s.keys.Bound(ctx, sess.KeyID, sess.KeyHash)
 }
 
 // reasonTwoCredentials: a capability URL that also carries an

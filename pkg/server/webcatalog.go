@@ -227,9 +227,10 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request
 		c.notice = "Your session has ended: sign in again to see what needs a key."
 		return true
 	}
-	// The key the session is bound to is still configured; it must also be
-	// unexpired, and it decides the audiences, as the store says now.
-	caller, ok, err := s.CallerByKeyID(r.Context(), sess.KeyID)
+	// The key the session is bound to (its id and hash) is still
+	// configured; it must also be unexpired, and it decides the audiences,
+	// as the store says now.
+	caller, ok, err := s.CallerBySession(r.Context(), sess)
 	switch {
 	case err != nil:
 		rq.log.Error("api key store unavailable", "error", err)

@@ -52,8 +52,10 @@ var (
 
 // Session is a verified session.
 type Session struct {
-	// KeyID names the key the browser signed in with (apikey.KeyID).
-	KeyID string
+	// KeyID names the key the browser signed in with (apikey.KeyID), and
+	// KeyHash is that key's configured hash, the one the value verified
+	// against: the key is the one with both (another may share the id).
+	KeyID, KeyHash string
 	// Issued and Expires bound it; Expires is at most MaxAge after Issued.
 	Issued, Expires time.Time
 }
@@ -123,17 +125,19 @@ func (s *Signer) Open(value string, now time.Time, hashes func(keyID string) ([]
 	if err != nil {
 		return Session{}, err
 	}
-	ok := false
+	hash := ""
 	for _, h := range candidates {
-		ok = hmac.Equal(mac, s.mac(f[1], f[2], f[3], h)) || ok
+		if hmac.Equal(mac, s.mac(f[1], f[2], f[3], h)) && hash == "" {
+			hash = h
+		}
 	}
 	switch {
 	case len(candidates) == 0:
 		return Session{}, ErrRevoked
-	case !ok:
+	case hash == "":
 		return Session{}, ErrForged
 	}
-	sess := Session{KeyID: keyID, Issued: time.Unix(issued, 0).UTC(), Expires: time.Unix(expires, 0).UTC()}
+	sess := Session{KeyID: keyID, KeyHash: hash, Issued: time.Unix(issued, 0).UTC(), Expires: time.Unix(expires, 0).UTC()}
 	if !now.Before(sess.Expires) || now.Before(sess.Issued.Add(-time.Minute)) {
 		return Session{}, ErrExpired
 	}

@@ -83,6 +83,12 @@ func TestRevokingTheKeyEndsItsSessions(t *testing.T) {
 	if _, err := s.Open(v, t0, collide); !errors.Is(err, websession.ErrForged) {
 		t.Errorf("same id, other hash: %v; want ErrForged", err)
 	}
+	// Beside it, the session is bound to its own key's hash, which Open
+	// names, so the caller is looked up by both and not by the id alone.
+	both := func(string) ([]string, error) { return []string{apikey.Hash("another-key"), apikey.Hash(key)}, nil }
+	if sess, err := s.Open(v, t0, both); err != nil || sess.KeyHash != apikey.Hash(key) {
+		t.Errorf("same id, both hashes: %+v, %v; want the session bound to its own key's hash", sess, err)
+	}
 	down := errors.New("key store down")
 	if _, err := s.Open(v, t0, func(string) ([]string, error) { return nil, down }); !errors.Is(err, down) {
 		t.Errorf("store down: %v; want its error", err)
