@@ -333,13 +333,17 @@ func validateConfig(p string) validation {
 	}
 	keys, ok := layoutKeys(filepath.Dir(p))
 	if !ok {
+		// The deployment's default is not known here: a skill's own word is.
+		v.Warnings = append(v.Warnings, cfg.GateWarnings(skillsconfig.Published{}, "")...)
 		v.note = "its names were not checked against any skill: it is not at the root of a directory laid out like the bucket " +
 			"(skills/, listings/, subagents/); once it is uploaded, `skilldrop status` lists the entries that name nothing published"
 		return v
 	}
-	for _, u := range cfg.Unmatched(skillsconfig.PublishedAt(keys)) {
+	published := skillsconfig.PublishedAt(keys)
+	for _, u := range cfg.Unmatched(published) {
 		v.Warnings = append(v.Warnings, u.Message)
 	}
+	v.Warnings = append(v.Warnings, cfg.GateWarnings(published, "")...)
 	return v
 }
 

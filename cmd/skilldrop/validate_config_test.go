@@ -120,3 +120,28 @@ func TestValidateNamesWhatAConfigMisses(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateWarnsOfAListingGateOverPublicEntries: validate says where a
+// listing's audiences and an entry's visibility: public disagree, with a
+// layout around the config (both kinds) and without one (the entry's own).
+func TestValidateWarnsOfAListingGateOverPublicEntries(t *testing.T) {
+	const config = "version: 1\nlistings:\n  partner-a:\n    audiences: [partner-a]\n    skills:\n      - name: open-runbook\n" +
+		"      - name: partner-notes\n        visibility: public\n"
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/open-runbook.md":                     skillDoc("open-runbook"),
+		"listings/partner-a/skills/partner-notes.md": skillDoc("partner-notes"),
+		"agent-skills.yaml":                          config,
+	})
+	own := `warning agent-skills.yaml: listings.partner-a.skills[1]: visibility: public does not apply: listing partner-a has audiences (partner-a)`
+	ref := `warning agent-skills.yaml: listings.partner-a.skills[0]: "open-runbook" is a public top-level skill: listing partner-a's audiences (partner-a) do not hide it`
+	code, out, errOut := builtRun(t, dir, "validate", "agent-skills.yaml")
+	if code != exitOK || !strings.HasPrefix(out, "ok agent-skills.yaml") || !strings.Contains(errOut, own) || !strings.Contains(errOut, ref) {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant both warnings", code, out, errOut)
+	}
+	alone := t.TempDir()
+	writeFile(t, alone, "agent-skills.yaml", config)
+	if code, _, errOut := builtRun(t, alone, "validate", "agent-skills.yaml"); code != exitOK || !strings.Contains(errOut, own) || strings.Contains(errOut, ref) {
+		t.Errorf("without a layout: exit %d, stderr:\n%s\nwant the entry's warning only", code, errOut)
+	}
+}

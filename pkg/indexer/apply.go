@@ -273,7 +273,6 @@ func orderClaims(c *catalog.Catalog, claims []*claim) []*claim {
 // write does not change keeps its settings unexamined. It reports whether
 // anything changed.
 func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) bool {
-	fallback, _, _ := cfg.DefaultIn(c.DefaultVisibility)
 	listings := map[string]*catalog.Listing{}
 	member := map[string][]string{} // top-level skill → the listings including it
 	if cfg != nil {
@@ -295,17 +294,11 @@ func applySettings(c *catalog.Catalog, cfg *skillsconfig.Config, settled bool) b
 			if settled && !e.Changed() {
 				continue // its settings are those the config in force gave it
 			}
-			vis, desc := fallback, ""
+			vis, desc := cfg.Visibility(e.Kind, e.Listing, e.Name, c.DefaultVisibility), ""
 			if ce := cfg.Touches(e.Kind, e.Listing, e.Name); ce != nil {
-				if ce.Visibility != "" {
-					vis = ce.Visibility
-				}
 				desc = ce.Description
 			}
 			aud := cfg.EffectiveAudiences(e.Kind, e.Listing, e.Name)
-			if len(aud) > 0 {
-				vis = catalog.Authenticated
-			}
 			var in []string
 			if e.Kind == catalog.KindSkill && e.Listing == "" {
 				in = member[e.Name]

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -248,5 +249,52 @@ func TestAConfigIsReadOnceItSettles(t *testing.T) {
 	e.reconcile("skills/secret.md", skillsconfig.Key)
 	if got := e.skill("secret").Visibility; got != catalog.Authenticated {
 		t.Fatalf("the settled config: %s", got)
+	}
+}
+
+// TestAListingGateOverAPublicEntryIsAWarning: under a listing with
+// audiences, a skill of its own that says visibility: public is published
+// with the listing's audiences all the same (fail closed), and a public
+// top-level skill it includes by name stays public; status says both.
+func TestAListingGateOverAPublicEntryIsAWarning(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/open-runbook.md", skillDoc("open-runbook", "1", "Open."))
+	e.drop("listings/partner-a/skills/partner-notes.md", skillDoc("partner-notes", "1", "Notes."))
+	e.drop(skillsconfig.Key, []byte(`version: 1
+listings:
+  partner-a:
+    audiences: [partner-a]
+    skills:
+      - name: open-runbook
+      - name: partner-notes
+        visibility: public
+`))
+	if own := e.catalog().Skills[catalog.ID("partner-a", "partner-notes")]; own.Visibility != catalog.Authenticated || !own.Audiences.Equal(audience.NewSet("partner-a")) {
+		t.Errorf("the listing's own skill is %s %v, want authenticated for partner-a (fail closed)", own.Visibility, own.Audiences)
+	}
+	if top := e.skill("open-runbook"); top.Visibility != catalog.Public {
+		t.Errorf("the top-level skill is %s, want public (its own)", top.Visibility)
+	}
+	w := strings.Join(e.status().Warnings[skillsconfig.Key], "\n")
+	for _, want := range []string{
+		`listings.partner-a.skills[1]: visibility: public does not apply: listing partner-a has audiences (partner-a)`,
+		`listings.partner-a.skills[0]: "open-runbook" is a public top-level skill: listing partner-a's audiences (partner-a) do not hide it`,
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("status warnings of %s:\n%s\nwant %q", skillsconfig.Key, w, want)
+		}
+	}
+	e.drop(skillsconfig.Key, []byte(`version: 1
+skills:
+  - name: open-runbook
+    audiences: [partner-a]
+listings:
+  partner-a:
+    audiences: [partner-a]
+    skills:
+      - name: open-runbook
+`))
+	if w := e.status().Warnings[skillsconfig.Key]; len(w) != 0 {
+		t.Errorf("warnings once the config says what it does: %q", w)
 	}
 }

@@ -24,6 +24,9 @@ type recorder struct {
 	// with judged: none); they replace the config key's warnings.
 	unmatched []skillsconfig.Unmatched
 	judged    bool
+	// gates are the config's GateWarnings, judged with unmatched; they
+	// join the config key's warnings.
+	gates []string
 	// strays are the keys at the bucket's root meant as the config but
 	// never read as one (StrayConfigs), with strayed: looked for; they
 	// replace the status document's warnings of such keys.
@@ -97,7 +100,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 					news = append(news, u)
 				}
 			}
-			st.Warn(skillsconfig.Key, msgs)
+			st.Warn(skillsconfig.Key, append(msgs, rec.gates...))
 		}
 		if rec.strayed {
 			for key := range st.Warnings {
@@ -175,7 +178,9 @@ func (r *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) {
 	if cat == nil || !changed {
 		return
 	}
-	r.unmatched, r.judged = r.cfg.Unmatched(skillsconfig.PublishedIn(cat)), true
+	published := skillsconfig.PublishedIn(cat)
+	r.unmatched, r.judged = r.cfg.Unmatched(published), true
+	r.gates = r.cfg.GateWarnings(published, cat.DefaultVisibility)
 }
 
 // countPublished counts the invocation's publications, one send per kind,
