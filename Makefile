@@ -69,21 +69,30 @@ RUN_DIR ?= .run/example-bucket
 RUN_ADDR ?= 127.0.0.1:8080
 # sha256sum on Linux, shasum on macOS.
 SHA256 := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
-# A key for trying authenticated skills locally; never use it anywhere else.
+# Keys for trying authenticated skills and audiences locally; never use them anywhere else. The demo key sees every
+# audience (a header key); the path key is partner-a's, for a capability URL (skills add <origin>/k/<key>).
 DEMO_API_KEY := skilldrop-demo-key
+DEMO_PATH_KEY := skilldrop-demo-partner-a
+# The key store make run serves with (written on every run from the two keys above).
+RUN_KEYS ?= .run/keys.json
 # The local signing key make run signs with (a PKCS#8 P-256 PEM, made once, kept in .run/).
 RUN_SIGNING_KEY ?= .run/signing-key.pem
 
-.PHONY: run run-reset run-dir
+.PHONY: run run-reset run-dir run-keys
 # The CLI is built first, and said so: on a fresh machine the build downloads the Go modules and compiles them,
 # a minute or more without a line of output.
-run: run-dir $(RUN_SIGNING_KEY) ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
+run: run-dir run-keys $(RUN_SIGNING_KEY) ## serve a copy of examples/bucket on http://127.0.0.1:8080, keeping edits to the copy (.run/example-bucket)
 	@echo "building the CLI, bin/skilldrop: the first build downloads the Go modules (from the module proxy) and compiles them, about a minute; later ones take seconds"
 	@$(MAKE) --no-print-directory cli
 	@echo "web catalog: http://$(RUN_ADDR)/catalog/  (sign in there with the demo key to see the authenticated skills)"
 	@echo "demo API key for authenticated skills: $(DEMO_API_KEY)  (curl -H 'Authorization: Bearer $(DEMO_API_KEY)' ...)"
-	SKILLDROP_API_KEY_SHA256=$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1) \
-		bin/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR) --signing-key $(RUN_SIGNING_KEY)
+	@echo "capability URL of partner-a's demo path key: npx skills add http://$(RUN_ADDR)/k/$(DEMO_PATH_KEY)"
+	bin/skilldrop serve --dir $(RUN_DIR) --addr $(RUN_ADDR) --signing-key $(RUN_SIGNING_KEY) --keys $(RUN_KEYS) --keys-refresh 2s
+
+# run-keys writes the demo key store: the demo key of every audience, and partner-a's path key.
+run-keys:
+	@mkdir -p $(dir $(RUN_KEYS)) && printf '{"keys":[\n  {"id":"demo","sha256":"%s","audiences":["*"]},\n  {"id":"demo-partner-a","sha256":"%s","audiences":["partner-a"],"path":true}\n]}\n' \
+		"$$(printf %s '$(DEMO_API_KEY)' | $(SHA256) | cut -d' ' -f1)" "$$(printf %s '$(DEMO_PATH_KEY)' | $(SHA256) | cut -d' ' -f1)" > $(RUN_KEYS)
 
 $(RUN_SIGNING_KEY):
 	@command -v openssl >/dev/null || { echo "run: openssl makes the local signing key; install it (apt-get install openssl)" >&2; exit 2; }
