@@ -201,3 +201,23 @@ func sameShape(t *testing.T, what string, readmeDoc map[string]any, got []byte) 
 		t.Errorf("%s: the output's fields\n  %s\nthe README's\n  %s\n%s", what, strings.Join(keys(have), " "), strings.Join(keys(want), " "), got)
 	}
 }
+
+// TestREADMESecurityModelIsOneList: the security model's bullets come
+// before its subsections, so no subsection heading splits the list (the
+// bullets after one would read as the subsection's), and the keys,
+// audiences, capability URL and bucket policy docs are all there.
+func TestREADMESecurityModelIsOneList(t *testing.T) {
+	s := section(t, "## Security model")
+	sub := strings.Index(s, "\n### ")
+	if sub < 0 {
+		t.Fatal("the security model has no subsections")
+	}
+	if rest := s[sub:]; regexp.MustCompile(`(?m)^- \*\*`).MatchString(rest) {
+		t.Errorf("a security model bullet follows a subsection heading:\n%s", regexp.MustCompile(`(?m)^- \*\*[^*]+\*\*`).FindString(rest))
+	}
+	for _, want := range []string{"\n### API keys and audiences\n", "\n### Capability URLs\n", "**Defence in depth.**", "**Integrity contract.**"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the security model has no %q", strings.TrimSpace(want))
+		}
+	}
+}
