@@ -32,6 +32,33 @@ func (v Visible) all(groups int32) bool {
 	return true
 }
 
+// none reports whether v admits no group of x but 0.
+func (v Visible) none(groups int32) bool {
+	for g := int32(1); g <= groups; g++ {
+		if v.admits(g) {
+			return false
+		}
+	}
+	return true
+}
+
+// key is v over groups 1 to groups, one byte a group: equal keys admit the
+// same items of an index.
+func (v Visible) key(groups int32) string {
+	b := make([]byte, groups)
+	for g := int32(1); g <= groups; g++ {
+		if v.admits(g) {
+			b[g-1] = 1
+		}
+	}
+	return string(b)
+}
+
+// maxVisibleLists bounds the zero Query's answers an Index keeps, one per
+// set of groups a caller may see; a caller past the bound is answered by
+// reading the ids through.
+const maxVisibleLists = 64
+
 // Index answers queries over a fixed list of items at a cost that grows
 // with what matches, not with the length of the list: the lower-cased
 // names in sorted order for the name tiers (an exact name is the shortest
@@ -54,6 +81,11 @@ type Index struct {
 	open, all []int32
 	postings  map[string]*postings // by stem
 	scratch   sync.Pool            // *scratch sized for this index
+
+	// byVisible holds the zero Query's answers for a caller who may see
+	// some groups but not all, by Visible.key, built on first use.
+	mu        sync.Mutex
+	byVisible map[string][]int32
 }
 
 // postings are the items holding one stem, ascending by id: all of them,
@@ -73,11 +105,12 @@ func NewIndex(items []Item) *Index {
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(items[a].Name, items[b].Name) })
 	x := &Index{
-		pos:      order,
-		lower:    make([]string, n),
-		byLower:  make([]int32, n),
-		group:    make([]int32, n),
-		postings: map[string]*postings{},
+		pos:       order,
+		lower:     make([]string, n),
+		byLower:   make([]int32, n),
+		group:     make([]int32, n),
+		postings:  map[string]*postings{},
+		byVisible: map[string][]int32{},
 	}
 	for id, pos := range order {
 		it := items[pos]

@@ -242,3 +242,63 @@ func BenchmarkNewIndex(b *testing.B) {
 		})
 	}
 }
+
+// TestEmptyQueryKeepsOneListPerSetOfGroups: the zero Query's answers and
+// counts, kept per set of groups a caller may see, are each set's own
+// whatever the order callers come in, past the number of sets an index
+// keeps too, and a set that admits no group but 0 (however long its
+// Visible) is answered as anonymous.
+func TestEmptyQueryKeepsOneListPerSetOfGroups(t *testing.T) {
+	const groups = 3 * maxVisibleLists
+	items := make([]Item, 0, 4*groups)
+	for i := range cap(items) {
+		items = append(items, Item{Name: fmt.Sprintf("item-%04d", (i*7919)%cap(items)), Group: int32(i % (groups + 1))})
+	}
+	x := NewIndex(items)
+	rng := rand.New(rand.NewPCG(3, 5))
+	sets := []Visible{nil, make(Visible, groups+1), {true}, {false, true}}
+	for range 2 * maxVisibleLists {
+		v := make(Visible, 1+rng.IntN(groups+1))
+		for g := range v {
+			v[g] = rng.IntN(3) == 0
+		}
+		sets = append(sets, v)
+	}
+	want := func(v Visible) []int {
+		var out []int
+		for i, it := range items {
+			if v.admits(it.Group) {
+				out = append(out, i)
+			}
+		}
+		slices.SortFunc(out, func(a, b int) int { return strings.Compare(items[a].Name, items[b].Name) })
+		return out
+	}
+	// Twice over, the second time in reverse: the kept lists answer then.
+	for round := range 2 {
+		for i := range sets {
+			v := sets[i]
+			if round == 1 {
+				v = sets[len(sets)-1-i]
+			}
+			all := want(v)
+			if n := x.Count(v); n != len(all) {
+				t.Fatalf("round %d, set %v: Count %d, want %d", round, v, n, len(all))
+			}
+			for _, skip := range []int{0, 3, len(all) - 2, len(all) + 1} {
+				skip = max(skip, 0)
+				got := x.Search(Parse(""), v, skip, 5)
+				w := all[min(skip, len(all)):]
+				if w = w[:min(5, len(w))]; !slices.Equal(got, w) {
+					t.Fatalf("round %d, set %v, skip %d: %v, want %v", round, v, skip, got, w)
+				}
+			}
+		}
+	}
+	if n := len(x.byVisible); n != maxVisibleLists {
+		t.Errorf("%d lists kept, want the bound %d", n, maxVisibleLists)
+	}
+	if n, open := x.Count(make(Visible, groups+1)), x.Count(nil); n != open {
+		t.Errorf("a set of no group counts %d, anonymous %d", n, open)
+	}
+}

@@ -103,11 +103,8 @@ func (r *ranking) page(skip int) []int {
 func (x *Index) Search(q Query, visible Visible, skip, take int) []int {
 	skip, take = max(skip, 0), max(take, 0)
 	if q.IsZero() {
-		ids := x.open
-		switch {
-		case visible.all(x.groups):
-			ids = x.all
-		case len(visible) > 1:
+		ids, ok := x.visibleIDs(visible)
+		if !ok {
 			ids = x.admitted(visible, skip+take)
 		}
 		ids = ids[min(skip, len(ids)):]
@@ -316,6 +313,32 @@ func (x *Index) merge(s *scratch, lists [][]uint32, fn func(id int32, found, inN
 	}
 }
 
+// visibleIDs is every id visible admits, in id order, as the zero Query
+// finds them: kept lists for a caller who may see every group or none but
+// 0, and one kept per Visible.key for any other, read through on first
+// use. ok is false, and nothing read, when the index keeps
+// maxVisibleLists such lists already and none is visible's.
+func (x *Index) visibleIDs(visible Visible) (ids []int32, ok bool) {
+	switch {
+	case visible.all(x.groups):
+		return x.all, true
+	case visible.none(x.groups):
+		return x.open, true
+	}
+	key := visible.key(x.groups)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if ids, ok := x.byVisible[key]; ok {
+		return ids, true
+	}
+	if len(x.byVisible) >= maxVisibleLists {
+		return nil, false
+	}
+	ids = x.admitted(visible, len(x.all))
+	x.byVisible[key] = ids
+	return ids, true
+}
+
 // admitted lists, in id order, the first n ids visible admits.
 func (x *Index) admitted(visible Visible, n int) []int32 {
 	out := make([]int32, 0, min(n, len(x.all)))
@@ -342,11 +365,9 @@ func (x *Index) positions(ids []int32) []int {
 // Count is how many items the zero Query finds for a caller who may see
 // visible.
 func (x *Index) Count(visible Visible) int {
-	switch {
-	case visible.all(x.groups):
-		return len(x.all)
-	case len(visible) <= 1:
-		return len(x.open)
+	ids, ok := x.visibleIDs(visible)
+	if !ok {
+		ids = x.admitted(visible, len(x.all))
 	}
-	return len(x.admitted(visible, len(x.all)))
+	return len(ids)
 }
