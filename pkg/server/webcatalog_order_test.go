@@ -14,11 +14,15 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
-var inAll = regexp.MustCompile(`(\d+) in all, by name`)
+var (
+	inAll          = regexp.MustCompile(`(\d+) in all, by name`)
+	listingSelect  = regexp.MustCompile(`(?s)<select id="listing".*?</select>`)
+	listingOptions = regexp.MustCompile(`<option value="([^"]+)"`)
+)
 
-// TestCatalogListIsEachRevisionsAndEachAudienceSets: the list's order and
-// count, kept per catalog revision and per set of audiences, are each
-// caller's own: callers of different audience sets, interleaved, are shown
+// TestCatalogListIsEachRevisionsAndEachAudienceSets: the list's order,
+// count and listing filter, kept per catalog revision and per set of
+// audiences, are each caller's own: callers of different audience sets, interleaved, are shown
 // what a server that never answered anyone else shows them, anonymous
 // never an entry or a count of what needs a key; and a new revision is
 // listed, counts included, at the next revalidation.
@@ -37,8 +41,8 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 		return newHarness(t, st, func(c *Config) { c.Keys, c.SessionSecret = keys, testSecret })
 	}
 	type shown struct {
-		names []string
-		count int
+		names, listings []string
+		count           int
 	}
 	// list is the first page for key ("" anonymous), signed in on h.
 	list := func(h *harness, key string) shown {
@@ -53,7 +57,11 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 			t.Fatalf("key %q: no count on the list: %s", key, w.Body.String())
 		}
 		n, _ := strconv.Atoi(m[1])
-		return shown{listed(t, w), n}
+		var listings []string
+		for _, o := range listingOptions.FindAllStringSubmatch(listingSelect.FindString(w.Body.String()), -1) {
+			listings = append(listings, o[1])
+		}
+		return shown{listed(t, w), listings, n}
 	}
 	callers := []string{"", goodKey, otherKey}
 	alone := map[string]shown{}
@@ -64,6 +72,9 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 		if s.count != len(s.names) {
 			t.Errorf("key %q: %d in all, %d listed", key, s.count, len(s.names))
 		}
+	}
+	if a, k := alone[""].listings, alone[goodKey].listings; !slices.Equal(a, []string{"partner-a"}) || !slices.Equal(k, []string{"hidden", "partner-a"}) {
+		t.Errorf("listings to filter by: anonymous %v, a key %v; want [partner-a], [hidden partner-a]", a, k)
 	}
 	for _, tc := range []struct {
 		key, name string
@@ -80,8 +91,9 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 
 	h := server()
 	for _, key := range []string{goodKey, "", otherKey, goodKey, otherKey, ""} {
-		if got, want := list(h, key), alone[key]; got.count != want.count || !slices.Equal(got.names, want.names) {
-			t.Errorf("key %q after other callers: %d in all, %v; alone %d, %v", key, got.count, got.names, want.count, want.names)
+		if got, want := list(h, key), alone[key]; got.count != want.count || !slices.Equal(got.names, want.names) || !slices.Equal(got.listings, want.listings) {
+			t.Errorf("key %q after other callers: %d in all, %v, listings %v; alone %d, %v, listings %v",
+				key, got.count, got.names, got.listings, want.count, want.names, want.listings)
 		}
 	}
 

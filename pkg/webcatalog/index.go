@@ -21,7 +21,14 @@ type Index struct {
 
 	mu     sync.Mutex
 	scopes map[Scope]*scope
+	// listings holds the listings a caller can see, by class of caller
+	// over the whole catalog (catalog.ScopeAll), at most maxClasses.
+	listings map[string][]string
 }
+
+// maxClasses bounds the classes of caller an Index keeps the listings of:
+// a caller past it is answered by reading the listings through.
+const maxClasses = 64
 
 // Scope is a set of entries a list page shows.
 type Scope struct {
@@ -39,7 +46,37 @@ type scope struct {
 }
 
 // NewIndex returns the (not yet built) index of v.
-func NewIndex(v *catalog.View) *Index { return &Index{view: v, scopes: map[Scope]*scope{}} }
+func NewIndex(v *catalog.View) *Index {
+	return &Index{view: v, scopes: map[Scope]*scope{}, listings: map[string][]string{}}
+}
+
+// visibleListings returns the names of the listings the caller can see,
+// sorted: the same for every caller of its class over the whole catalog,
+// which decides every listing's gate and members, so read once per class.
+// The result must not be modified.
+func (x *Index) visibleListings(c audience.Caller) []string {
+	class := x.view.Class(catalog.ScopeAll, c)
+	key := class.Key()
+	x.mu.Lock()
+	names, ok := x.listings[key]
+	x.mu.Unlock()
+	if ok {
+		return names
+	}
+	caller := class.Caller()
+	names = []string{}
+	for _, l := range x.view.ListingNames() {
+		if _, ok := x.view.Listing(l, caller); ok {
+			names = append(names, l)
+		}
+	}
+	x.mu.Lock()
+	if len(x.listings) < maxClasses {
+		x.listings[key] = names
+	}
+	x.mu.Unlock()
+	return names
+}
 
 // search returns a page of the entries of sc that the caller may see and
 // that match q (all of them in name order for the zero query).

@@ -172,11 +172,7 @@ func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 		p.Heading = "Sub-agents"
 	}
 	if path == routes.Catalog {
-		for _, l := range s.View.ListingNames() {
-			if _, ok := s.View.Listing(l, s.Caller); ok {
-				p.Listings = append(p.Listings, l)
-			}
-		}
+		p.Listings = s.Index.visibleListings(s.Caller)
 	}
 	for _, e := range found {
 		p.Rows = append(p.Rows, s.row(e))
