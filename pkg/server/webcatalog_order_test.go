@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/pkg/apikey"
@@ -31,6 +32,10 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 	b := standardBucket(t, st)
 	b.cat.Skills["secret-rotation"].Audiences = audience.NewSet("partner-b")
 	b.skill("for-partner-a", "", catalog.Authenticated, artifact.FormatMarkdown, skillMD("for-partner-a")).Audiences = audience.NewSet("partner-a")
+	b.listing("partners-b", "deploy-via-pr")
+	b.cat.Listings["partners-b"].Audiences = audience.NewSet("partner-b")
+	b.cat.Skills["deploy-via-pr"].Listings = []string{"partner-a", "partners-b"}
+	withFiles(b)
 	b.publish()
 	keys, err := apikey.Parse(`{"keys":[{"id":"partner-a","sha256":"` + apikey.Hash(goodKey) + `","audiences":["partner-a"]},` +
 		`{"id":"partner-b","sha256":"` + apikey.Hash(otherKey) + `","audiences":["partner-b"]}]}`)
@@ -73,8 +78,10 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 			t.Errorf("key %q: %d in all, %d listed", key, s.count, len(s.names))
 		}
 	}
-	if a, k := alone[""].listings, alone[goodKey].listings; !slices.Equal(a, []string{"partner-a"}) || !slices.Equal(k, []string{"hidden", "partner-a"}) {
-		t.Errorf("listings to filter by: anonymous %v, a key %v; want [partner-a], [hidden partner-a]", a, k)
+	for key, want := range map[string][]string{"": {"partner-a"}, goodKey: {"hidden", "partner-a"}, otherKey: {"hidden", "partner-a", "partners-b"}} {
+		if got := alone[key].listings; !slices.Equal(got, want) {
+			t.Errorf("key %q: listings to filter by %v, want %v", key, got, want)
+		}
 	}
 	for _, tc := range []struct {
 		key, name string
@@ -89,7 +96,20 @@ func TestCatalogListIsEachRevisionsAndEachAudienceSets(t *testing.T) {
 		}
 	}
 
+	// The skill page links the listings that include it and the caller can see.
 	h := server()
+	for _, key := range []string{otherKey, "", goodKey} {
+		var hdr []string
+		if key != "" {
+			hdr = append(hdr, cookieHeader(signIn(t, h, key)))
+		}
+		body := h.do(http.MethodGet, "/catalog/skills/deploy-via-pr", hdr...).Body.String()
+		if got, want := strings.Contains(body, `href="/catalog/listings/partners-b/"`), key == otherKey; got != want ||
+			!strings.Contains(body, `href="/catalog/listings/partner-a/"`) {
+			t.Errorf("key %q: the skill page links partner-a: %v, partners-b: %v; want true, %v",
+				key, strings.Contains(body, `href="/catalog/listings/partner-a/"`), got, want)
+		}
+	}
 	for _, key := range []string{goodKey, "", otherKey, goodKey, otherKey, ""} {
 		if got, want := list(h, key), alone[key]; got.count != want.count || !slices.Equal(got.names, want.names) || !slices.Equal(got.listings, want.listings) {
 			t.Errorf("key %q after other callers: %d in all, %v, listings %v; alone %d, %v, listings %v",

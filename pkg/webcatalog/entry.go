@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,8 +113,9 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 	if e.Listing != "" {
 		p.ListingHref = routes.CatalogListing(e.Listing)
 	}
+	visible := s.Index.visibleListings(s.Caller)
 	for _, l := range e.Listings {
-		if _, ok := s.View.Listing(l, s.Caller); ok {
+		if _, ok := slices.BinarySearch(visible, l); ok {
 			p.Listings = append(p.Listings, Link{Name: l, Href: routes.CatalogListing(l)})
 		}
 	}
