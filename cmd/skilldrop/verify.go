@@ -27,13 +27,15 @@ several, such as the keys before and after a rotation), else with the keys the o
 (/.well-known/did.json; the report then says the key is only published, not pinned). Then, for
 each feed the AI Catalog lists (or --listing's alone), that the feed document is the one signed, and for every
 entry: the artifact's SHA-256 against the index's digest, and its Sigstore bundle (the artifact URL +
-.sigstore.json) against the key, the artifact, and the index's name, version and type. --key-header sends a
+.sigstore.json) against the key, the artifact, and the index's name, version and type; and the revocation
+list (/.well-known/agent-skills/revocations.json) against the digest the AI Catalog signs, failing any entry
+a feed still lists that it names. --key-header sends a
 header with every request to the origin (an API key: 'Authorization: Bearer KEY'), to check what it shows
 beyond the public feeds; a listing the AI Catalog does not list is checked entry by entry. Redirects are
 followed within the origin only (the same scheme, host and port), so the header is never sent elsewhere.
 
 Prints "catalog ok revision <n> key <id> (pinned|published)" or "catalog failed: <what>", one line per skill,
-"ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog),
+"ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog, revocations, revoked),
 then a summary; --json prints one document instead. Entries hosted elsewhere (external URLs) are listed as
 external: nothing here vouches for their bytes.
 

@@ -98,6 +98,20 @@ func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, d *decis
 	return ix.signCatalogs(ctx, c, c.Revision+1)
 }
 
+// signCatalogsInWrite signs the AI Catalog of a write that publishes no
+// version (a rescan's: what it takes out of service changes the feeds and
+// the revocation list), when the indexer has a key; without one the write
+// is refused as signInWrite refuses it.
+func (ix *Indexer) signCatalogsInWrite(ctx context.Context, c *catalog.Catalog) error {
+	if ix.key == nil {
+		return ix.signInWrite(ctx, c, &decisions{}, false)
+	}
+	if err := ix.recordKey(ctx, c); err != nil {
+		return err
+	}
+	return ix.signCatalogs(ctx, c, c.Revision+1)
+}
+
 // signPublished signs the versions the round published (at c.Revision)
 // or found unchanged that have no bundle, each once, and the latest
 // versions an earlier key signed (at most maxResign), and attaches the
@@ -337,12 +351,14 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 	origins := ix.originsFor(c)
 	var out []catalog.SignedCatalog
 	var v *catalog.View
+	var revoked aicatalog.Revocations
 	for _, o := range origins {
 		if v == nil {
 			v = catalog.Compile(c, "")
+			revoked = publicRevocations(v)
 		}
 		feeds := publicFeeds(c, v, o)
-		content, err := ix.contentOf(o, feeds)
+		content, err := ix.contentOf(o, feeds, revoked)
 		if err != nil {
 			return err
 		}
@@ -352,7 +368,8 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 			out = append(out, kept)
 			continue
 		}
-		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: revision, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds}, ix.key.signer.Public())
+		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: revision, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds,
+			RevocationsPath: routes.Revocations, Revocations: revoked}, ix.key.signer.Public())
 		b, err := aicatalog.Sign(ctx, ix.key.signer, o, doc)
 		if err != nil {
 			return err
@@ -368,16 +385,25 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 }
 
 // contentOf is the digest of what an AI Catalog of origin is built from
-// besides its revision and time: the key and the feeds.
-func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed) (digest.Digest, error) {
+// besides its revision and time: the key, the feeds and the revocation list.
+func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed, revoked aicatalog.Revocations) (digest.Digest, error) {
 	b, err := json.Marshal(struct {
 		Origin, Key, KeyPath string
 		Feeds                []aicatalog.Feed
-	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds})
+		Revocations          aicatalog.Revocations
+	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds, revoked})
 	if err != nil {
 		return digest.Digest{}, fmt.Errorf("the AI Catalog's content: %w", err)
 	}
 	return digest.Of(b), nil
+}
+
+// publicRevocations is the revocation list an anonymous caller is served
+// in v (the request path renders the same document from the same view):
+// its digest and how many versions it lists. It names no origin.
+func publicRevocations(v *catalog.View) aicatalog.Revocations {
+	list := discovery.RevocationList(v, audience.Anonymous)
+	return aicatalog.Revocations{Digest: feeddoc.Render(list, feeddoc.StoredLevel).Digest, Versions: len(list.Revocations)}
 }
 
 // publicFeeds are the RFC feeds an anonymous caller of origin can read in

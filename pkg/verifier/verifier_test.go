@@ -455,3 +455,63 @@ func TestAHiddenChangeLeavesTheAICatalogAsItIs(t *testing.T) {
 		t.Errorf("a public change: the AI Catalog is of revision %d, the catalog %d\n%s", rep.Catalog.Revision, o.catalog().Revision, problems(rep))
 	}
 }
+
+// TestVerifyChecksTheRevocationList: the AI Catalog signs the revocation
+// list an anonymous caller reads, so a revocation dropped from the catalog
+// in storage fails verify, naming revocations.json; an index that still
+// lists a revoked version (an older one, served in place of the current)
+// fails that entry as revoked.
+func TestVerifyChecksTheRevocationList(t *testing.T) {
+	o := newOrigin(t)
+	get := func(path string) []byte {
+		t.Helper()
+		resp, err := http.Get(o.url.String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+		}
+		return b
+	}
+	two := []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two."))
+	o.put("skills/alpha.md", two)
+	o.index(o.key)
+	listing2 := get(routes.RFCIndex)
+	o.put("agent-skills.yaml", []byte(files["agent-skills.yaml"]+"revoke:\n  - name: alpha\n    version: \"2.0\"\n    digest: "+
+		digest.Of(two).String()+"\n    reason: a compromised build\n"))
+	o.index(o.key)
+	rep := o.verify(o.key.Public(), "")
+	if !rep.OK || rep.Catalog.Revoked != 1 || skill(rep, "alpha").Version != "1.0" {
+		t.Fatalf("after the revocation: %+v %+v\n%s", rep.Catalog, skill(rep, "alpha"), problems(rep))
+	}
+
+	t.Run("a revoked version still listed", func(t *testing.T) {
+		o.replaced[routes.RFCIndex] = listing2
+		defer delete(o.replaced, routes.RFCIndex)
+		rep := o.verify(o.key.Public(), "")
+		if got := problems(rep); rep.OK || skill(rep, "alpha").State != StateFailed ||
+			!strings.Contains(got, "alpha: revoked: the top-level index lists alpha 2.0") || !strings.Contains(got, "a compromised build") {
+			t.Errorf("an index listing the revoked version: %+v\n%s", skill(rep, "alpha"), got)
+		}
+	})
+
+	t.Run("a revocation dropped in storage", func(t *testing.T) {
+		c := o.catalog()
+		if len(c.Gone) != 1 {
+			t.Fatalf("gone %+v", c.Gone)
+		}
+		c.Gone = nil
+		o.writeCatalog(c)
+		if b := get(routes.Revocations); strings.Contains(string(b), "alpha") {
+			t.Fatalf("the tampered catalog still serves the revocation: %s", b)
+		}
+		rep := o.verify(o.key.Public(), "")
+		if got := problems(rep); rep.OK || rep.Catalog.OK ||
+			!strings.Contains(got, "revocations: "+routes.Revocations+" is not the document the AI Catalog signed") {
+			t.Errorf("a dropped revocation: the report says\n%s", got)
+		}
+	})
+}
