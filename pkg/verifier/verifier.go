@@ -49,6 +49,11 @@ type Options struct {
 	// of them (the key before a rotation and the one after, say). Without
 	// them the keys the origin publishes are trusted (and the report says so).
 	Keys []*ecdsa.PublicKey
+	// MinRevision, when set, refuses a signed AI Catalog of an earlier
+	// revision: one an attacker who can write storage could serve again
+	// (with the feeds it signed) to hide what came after. A client pins the
+	// revision a check reports (Report.Catalog.Revision) for the next.
+	MinRevision int64
 	// Listing, when set, checks that listing's feed only.
 	Listing string
 	// Header is sent with every request to the origin (a credential, to
@@ -201,6 +206,10 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 		return nil
 	}
 	cc.Revision, cc.KeyID = doc.Revision(), signing.KeyID(k)
+	if doc.Revision() < c.o.MinRevision {
+		problem("ai-catalog: %s is signed at revision %d, before the minimum revision %d: an older catalog served again "+
+			"(a rollback), or an origin restored from a backup", routes.AICatalog, doc.Revision(), c.o.MinRevision)
+	}
 	return doc
 }
 

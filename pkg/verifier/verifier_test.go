@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -514,4 +515,45 @@ func TestVerifyChecksTheRevocationList(t *testing.T) {
 			t.Errorf("a dropped revocation: the report says\n%s", got)
 		}
 	})
+}
+
+// TestVerifyRefusesARollback: an older catalog restored in storage serves
+// an older AI Catalog, validly signed, with the feeds it signed, and
+// verifies as it did then; MinRevision, the revision a check reported
+// before, refuses it.
+func TestVerifyRefusesARollback(t *testing.T) {
+	o := newOrigin(t)
+	old, _, err := store.ReadAll(context.Background(), o.st, catalog.Key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := o.verify(o.key.Public(), "")
+	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two.")))
+	o.index(o.key)
+	now := o.verify(o.key.Public(), "")
+	if !was.OK || !now.OK || now.Catalog.Revision <= was.Catalog.Revision {
+		t.Fatalf("revisions %d then %d\n%s\n%s", was.Catalog.Revision, now.Catalog.Revision, problems(was), problems(now))
+	}
+	pin := now.Catalog.Revision
+	check := func(min int64) *Report {
+		t.Helper()
+		rep, err := Verify(context.Background(), Options{Origin: o.url, Keys: []*ecdsa.PublicKey{o.key.Public()}, MinRevision: min})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := check(pin); !rep.OK || rep.Catalog.Revision != pin {
+		t.Errorf("the current revision pinned: %+v\n%s", rep.Catalog, problems(rep))
+	}
+
+	o.put(catalog.Key, old) // the rollback
+	if rep := check(0); !rep.OK || rep.Catalog.Revision != was.Catalog.Revision || skill(rep, "alpha").Version != "1.0" {
+		t.Fatalf("the rolled-back origin without a minimum: %+v %+v\n%s", rep.Catalog, skill(rep, "alpha"), problems(rep))
+	}
+	rep := check(pin)
+	if got := problems(rep); rep.OK || rep.Catalog.OK || rep.Catalog.Revision != was.Catalog.Revision ||
+		!strings.Contains(got, fmt.Sprintf("is signed at revision %d, before the minimum revision %d", was.Catalog.Revision, pin)) {
+		t.Errorf("the rolled-back origin with the minimum %d: %+v\n%s", pin, rep.Catalog, got)
+	}
 }
