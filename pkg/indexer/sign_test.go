@@ -442,3 +442,28 @@ func TestThePublicRevisionCountsOnlyPublicChanges(t *testing.T) {
 		t.Errorf("beta's statement names revision %d, the AI Catalog that lists it %d", v.Publication.CatalogRevision, after)
 	}
 }
+
+// TestNoBundleIsLaterThanTheAICatalog: after a key change re-signed over
+// several passes (maxResign 1), every public skill's statement names a
+// revision no later than the AI Catalog that lists it, as verify checks;
+// the pass that signs a feed's entry again signs the AI Catalog again.
+func TestNoBundleIsLaterThanTheAICatalog(t *testing.T) {
+	defer func(n int) { maxResign = n }(maxResign)
+	maxResign = 1
+	a, b := newSigner(t), newSigner(t)
+	e := newEnv(t, signedBy(a))
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		e.drop("skills/"+name+".md", skillDoc(name, "1", "A skill."))
+	}
+	e2 := newEnvOn(t, e.st, signedBy(b))
+	for range 3 {
+		e2.reconcile("skills/alpha.md")
+	}
+	c := e.catalog()
+	doc := e2.aiCatalog(c, b.Public())
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		if v := e.bundleOf(c.Skills[name], "1", b.Public()); v.Publication.CatalogRevision > doc.Revision() {
+			t.Errorf("%s's statement names revision %d, after the AI Catalog's %d", name, v.Publication.CatalogRevision, doc.Revision())
+		}
+	}
+}
