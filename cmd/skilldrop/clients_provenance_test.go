@@ -9,16 +9,22 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skilldrop/skilldrop/internal/cosigntest"
+	"github.com/skilldrop/skilldrop/pkg/aicatalog"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/didweb"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/jcs"
+	"github.com/skilldrop/skilldrop/pkg/jws"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/signing"
 )
@@ -134,10 +140,74 @@ func TestClientProvenance(t *testing.T) {
 	})
 }
 
+// TestClientProvenanceRefusesTextWithoutACanonicalForm: the Node verifier
+// refuses, as aicatalog.Verify does, an AI Catalog whose text has no one
+// reading, though its signature verifies under JSON.parse's: a member given
+// twice (at the top level and in an entry: the last, signed one, wins
+// there), invalid UTF-8 where the signed text had U+FFFD, and a lone
+// surrogate escape.
+func TestClientProvenanceRefusesTextWithoutACanonicalForm(t *testing.T) {
+	jwsVerifier := needAICatalogVerifier(t)
+	sv := signedServe(t)
+	aic, did := fetch(t, sv.origin+routes.AICatalog), fetch(t, sv.origin+routes.DIDDocument)
+	if out, ok := jwsVerifier.verify(t, aic, sv.pub, did, sv.origin); !ok {
+		t.Fatalf("jose and canonicalize refuse the AI Catalog:\n%s", out)
+	}
+	originURL, err := url.Parse(sv.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigMember := regexp.MustCompile(`"signature": "[^"]*"`)
+	// signedAs signs doc's canonical form and returns it with that
+	// signature, in serve's layout, for serve to become.
+	signedAs := func(doc []byte) []byte {
+		t.Helper()
+		payload, _, err := jcs.Without(doc, "signature")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := jws.SignDetached(context.Background(), sv.key, jws.Header{Kid: didweb.KeyURL(originURL, sv.key.Public())}, payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sigMember.ReplaceAll(doc, []byte(`"signature": "`+sig+`"`))
+	}
+	if out, ok := jwsVerifier.verify(t, signedAs(aic), sv.pub, did, sv.origin); !ok {
+		t.Fatalf("the AI Catalog signed again in the test does not verify:\n%s", out)
+	}
+	fffd := signedAs(bytes.Replace(aic, []byte(`"displayName": "`), []byte(`"displayName": "\ufffd`), 1))
+	for _, tc := range []struct {
+		name string
+		doc  []byte
+		want string
+	}{
+		{"a top-level member twice", bytes.Replace(aic, []byte("{\n"), []byte(`{"host": {"displayName": "evil", "identifier": "did:web:evil.example"},`+"\n"), 1),
+			`the member "host" is given twice`},
+		{"a member of an entry twice", bytes.Replace(aic, []byte(`"identifier": "`+sv.origin), []byte(`"url": "https://evil.example/index.json", "identifier": "`+sv.origin), 1),
+			`the member "url" is given twice`},
+		{"invalid UTF-8 for U+FFFD", bytes.Replace(fffd, []byte(`\ufffd`), []byte{0xff}, 1), "not valid UTF-8"},
+		{"a lone surrogate", bytes.Replace(fffd, []byte(`\ufffd`), []byte(`\ud800`), 1), "lone surrogate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if bytes.Equal(tc.doc, aic) || bytes.Equal(tc.doc, fffd) {
+				t.Fatal("the test changed nothing")
+			}
+			out, ok := jwsVerifier.verify(t, tc.doc, sv.pub, did, sv.origin)
+			if ok || !strings.Contains(strings.ToLower(out), strings.ToLower(tc.want)) {
+				t.Errorf("the Node verifier says %q (verified %v), want a refusal saying %q", out, ok, tc.want)
+			}
+			if _, _, err := aicatalog.Verify(tc.doc, sv.key.Public()); err == nil {
+				t.Error("aicatalog.Verify accepts it")
+			}
+		})
+	}
+}
+
 // signedOrigin is skilldrop serve of a copy of the example bucket with a
 // signing key of its own.
 type signedOrigin struct {
 	origin, dir, bin string
+	key              *signing.Local
 	pub              []byte
 	pubFile          string
 }
@@ -152,7 +222,7 @@ func signedServe(t *testing.T) *signedOrigin {
 	if err := os.WriteFile(keyFile, key.PrivateKeyPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sv := &signedOrigin{pub: signing.PublicKeyPEM(key.Public()), pubFile: filepath.Join(t.TempDir(), "key.pem")}
+	sv := &signedOrigin{key: key, pub: signing.PublicKeyPEM(key.Public()), pubFile: filepath.Join(t.TempDir(), "key.pem")}
 	if err := os.WriteFile(sv.pubFile, sv.pub, 0o644); err != nil {
 		t.Fatal(err)
 	}

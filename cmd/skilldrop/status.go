@@ -124,8 +124,10 @@ type signingSummary struct {
 }
 
 type signedCatalog struct {
-	Origin   string `json:"origin"`
-	Revision int64  `json:"revision"`
+	Origin string `json:"origin"`
+	// Revision is the public revision it names (what verify reports), not
+	// the catalog revision, which counts hidden writes too.
+	Revision int64 `json:"revision"`
 }
 
 type configSummary struct {
@@ -320,7 +322,7 @@ func signingOf(ctx context.Context, st store.Store, sg *catalog.Signing) *signin
 		out.Previous = append(out.Previous, p.ID)
 	}
 	for _, sc := range sg.Catalogs {
-		out.Catalogs = append(out.Catalogs, signedCatalog{Origin: sc.Origin, Revision: sc.Revision})
+		out.Catalogs = append(out.Catalogs, signedCatalog{Origin: sc.Origin, Revision: sc.Named()})
 	}
 	b, _, err := store.ReadAll(ctx, st, catalog.BlobKey(k.PEM.Digest), k.PEM.Size+1)
 	switch {
@@ -502,7 +504,7 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 		out.printf("\n")
 		for _, c := range sg.Catalogs {
-			out.printf("  AI Catalog signed for %s at revision %d\n", printable(c.Origin), c.Revision)
+			out.printf("  AI Catalog signed for %s at public revision %d\n", printable(c.Origin), c.Revision)
 		}
 		if sg.Problem != "" {
 			out.printf("  %s\n", oneLine(sg.Problem))

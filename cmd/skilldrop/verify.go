@@ -20,21 +20,28 @@ func init() {
 	register(&command{
 		name:    "verify",
 		summary: "check what an origin serves back to the operator's signing key: the AI Catalog, each feed, each artifact and its bundle",
-		args:    "<origin> [--key FILE]... [--listing L] [--key-header 'Name: value'] [--json]",
+		args:    "<origin> [--key FILE]... [--min-revision N] [--listing L] [--key-header 'Name: value'] [--json]",
 		about: `Fetches <origin>/.well-known/ai-catalog.json and checks its signature (ES256 over its JCS form) with the
 pinned key (--key, a PEM: what /.well-known/skilldrop/signing-key.pem serves; repeat it to accept any of
 several, such as the keys before and after a rotation), else with the keys the origin publishes
 (/.well-known/did.json; the report then says the key is only published, not pinned). Then, for
 each feed the AI Catalog lists (or --listing's alone), that the feed document is the one signed, and for every
 entry: the artifact's SHA-256 against the index's digest, and its Sigstore bundle (the artifact URL +
-.sigstore.json) against the key, the artifact, and the index's name, version and type. --key-header sends a
+.sigstore.json) against the key, the artifact, and the index's name, version and type; and the revocation
+list (/.well-known/agent-skills/revocations.json) against the digest the AI Catalog signs, failing any entry
+a feed still lists that it names. --key-header sends a
 header with every request to the origin (an API key: 'Authorization: Bearer KEY'), to check what it shows
 beyond the public feeds; a listing the AI Catalog does not list is checked entry by entry. Redirects are
 followed within the origin only (the same scheme, host and port), so the header is never sent elsewhere.
 
+--min-revision N refuses a signed AI Catalog of a revision before N: whoever can write the origin's storage
+can serve an older, validly signed catalog with its older feeds (a rollback, hiding what came after), which
+nothing in the catalog itself can tell; give the revision the last verify reported.
+
 Prints "catalog ok revision <n> key <id> (pinned|published)" or "catalog failed: <what>", one line per skill,
-"ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog),
-then a summary; --json prints one document instead. Entries hosted elsewhere (external URLs) are listed as
+"ok|failed|external <feed> <name> <version> …" (failed names what: artifact, bundle, index, key, ai-catalog, revocations, revoked),
+then a summary ending in the AI Catalog's verdict and "signed revision <n>"; --json prints one document
+instead (catalog.revision). Entries hosted elsewhere (external URLs) are listed as
 external: nothing here vouches for their bytes.
 
 exit status: 0 when everything verified, 1 when anything failed, 2 on usage errors`,
@@ -87,6 +94,7 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 	keys := &keyFlags{}
 	fs.Var(keys, "key", "a pinned public key (PEM), repeatable: any one given is accepted; without it the origin's published keys are trusted")
 	listing := fs.String("listing", "", "check this listing's feed only")
+	minRevision := fs.Int64("min-revision", 0, "refuse a signed AI Catalog of an earlier revision (the one a previous verify reported: an older catalog served again fails)")
 	headers := &headerFlags{h: http.Header{}}
 	fs.Var(headers, "key-header", "a header sent with every request to the origin, 'Name: value' (repeatable)")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of lines")
@@ -104,7 +112,7 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 		printf(stderr, "skilldrop verify: %v\n", err)
 		return exitUsage
 	}
-	rep, err := verifier.Verify(ctx, verifier.Options{Origin: origin, Keys: keys.keys, Listing: *listing, Header: headers.h})
+	rep, err := verifier.Verify(ctx, verifier.Options{Origin: origin, Keys: keys.keys, MinRevision: *minRevision, Listing: *listing, Header: headers.h})
 	if err != nil {
 		printf(stderr, "skilldrop verify: %v\n", err)
 		return exitFailure
@@ -187,11 +195,17 @@ func printReport(out *resultWriter, rep *verifier.Report) {
 		counts[verifier.StateOK], counts[verifier.StateFailed], counts[verifier.StateExternal], catalogState(cc))
 }
 
+// catalogState is the AI Catalog's verdict with the revision whose
+// signature verified, which a client pins with --min-revision next time.
 func catalogState(cc verifier.CatalogCheck) string {
+	state := "ok"
 	if !cc.OK {
-		return "failed"
+		state = "failed"
 	}
-	return "ok"
+	if cc.Revision > 0 {
+		state += fmt.Sprintf(", signed revision %d", cc.Revision)
+	}
+	return state
 }
 
 var (

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,5 +76,45 @@ func TestStatusCountsEarlierKeys(t *testing.T) {
 			(want == "" && strings.Contains(line, "earlier")) {
 			t.Errorf("status after key %d: exit %d, %q, want it to end in %q\n%s", i, code, line, want, errOut)
 		}
+	}
+}
+
+// TestVerifyPrintsTheRevisionToPin: the summary and --json give the
+// revision whose signature verified; --min-revision at it passes, beyond
+// it fails saying why.
+func TestVerifyPrintsTheRevisionToPin(t *testing.T) {
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{"skills/x.md": skillDoc("x")})
+	k, _ := signing.Generate()
+	keyFile := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(keyFile, k.PrivateKeyPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "pub.pem")
+	if err := os.WriteFile(pub, signing.PublicKeyPEM(k.Public()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	origin := startServeWith(t, dir, "--signing-key", keyFile)
+	code, out, errOut := runCLI("verify", origin, "--key", pub)
+	m := regexp.MustCompile(`(?m)^verified \S+: .*; AI Catalog ok, signed revision ([0-9]+)$`).FindStringSubmatch(out)
+	if code != exitOK || m == nil {
+		t.Fatalf("verify: exit %d, no 'signed revision' in the summary\n%s%s", code, out, errOut)
+	}
+	revision, _ := strconv.ParseInt(m[1], 10, 64)
+	code, out, _ = runCLI("verify", origin, "--key", pub, "--json", "--min-revision", m[1])
+	var rep struct {
+		OK      bool `json:"ok"`
+		Catalog struct {
+			Revision int64 `json:"revision"`
+		} `json:"catalog"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != exitOK || err != nil || !rep.OK || rep.Catalog.Revision != revision {
+		t.Errorf("verify --json --min-revision %d: exit %d %v\n%s", revision, code, err, out)
+	}
+	next := strconv.FormatInt(revision+1, 10)
+	code, out, _ = runCLI("verify", origin, "--key", pub, "--min-revision", next)
+	if code != exitFailure || !strings.Contains(out, "catalog failed: ai-catalog: /.well-known/ai-catalog.json is signed at revision "+m[1]+", before the minimum revision "+next) ||
+		!strings.Contains(out, "AI Catalog failed, signed revision "+m[1]) {
+		t.Errorf("verify --min-revision %s: exit %d\n%s", next, code, out)
 	}
 }

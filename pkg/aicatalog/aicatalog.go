@@ -8,7 +8,10 @@
 //
 // Each feed entry records, in skilldrop's extension, the digest of the feed
 // document as an anonymous caller is served it at that catalog revision, so
-// the signature covers what the feed lists, not only where it is.
+// the signature covers what the feed lists, not only where it is; the
+// catalog's extension records the digest of the revocation list
+// (revocations.json) the same way, so a revocation dropped from storage
+// shows as a document the catalog did not sign.
 package aicatalog
 
 import (
@@ -57,11 +60,22 @@ type Host struct {
 }
 
 // Origin is skilldrop's extension of the catalog: the catalog revision it
-// was signed at and the key that signed it.
+// was signed at, the key that signed it, and the revocation list.
 type Origin struct {
 	Revision  int64  `json:"revision"`
 	KeyID     string `json:"keyId"`
 	PublicKey string `json:"publicKey"`
+	// Revocations is nil only in a catalog signed before it was recorded.
+	Revocations *Revocations `json:"revocations,omitempty"`
+}
+
+// Revocations records the revocation list an anonymous caller is served
+// at Revision: its URL, the SHA-256 of the document, and how many versions
+// it lists.
+type Revocations struct {
+	URL      string        `json:"url"`
+	Digest   digest.Digest `json:"digest"`
+	Versions int           `json:"versions"`
 }
 
 // Entry is one feed.
@@ -95,6 +109,10 @@ type Params struct {
 	// KeyPath is the route of the published public key (a PEM).
 	KeyPath string
 	Feeds   []Feed
+	// RevocationsPath is the route of the revocation list, Revocations
+	// its digest and count (Revocations.URL is ignored: it is built here).
+	RevocationsPath string
+	Revocations     Revocations
 }
 
 // Build returns the unsigned catalog of one origin.
@@ -105,6 +123,13 @@ func Build(p Params, pub *ecdsa.PublicKey) Catalog {
 		Host:        Host{DisplayName: p.Origin.Host, Identifier: didweb.ID(p.Origin)},
 		Entries:     make([]Entry, 0, len(p.Feeds)),
 		Extensions:  map[string]Origin{Extension: {Revision: p.Revision, KeyID: signing.KeyID(pub), PublicKey: origin + p.KeyPath}},
+	}
+	if p.RevocationsPath != "" {
+		r := p.Revocations
+		r.URL = origin + (&url.URL{Path: p.RevocationsPath}).EscapedPath()
+		ext := c.Extensions[Extension]
+		ext.Revocations = &r
+		c.Extensions[Extension] = ext
 	}
 	for _, f := range p.Feeds {
 		u := origin + (&url.URL{Path: f.Path}).EscapedPath()
@@ -186,3 +211,7 @@ func Verify(b []byte, keys ...*ecdsa.PublicKey) (*Catalog, *ecdsa.PublicKey, err
 
 // Revision is the catalog revision c was signed at (0 without skilldrop's extension).
 func (c *Catalog) Revision() int64 { return c.Extensions[Extension].Revision }
+
+// SignedRevocations is what c records of the revocation list (nil when
+// it records nothing).
+func (c *Catalog) SignedRevocations() *Revocations { return c.Extensions[Extension].Revocations }

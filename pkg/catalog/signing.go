@@ -17,6 +17,25 @@ type Signing struct {
 	Keys []SigningKey `json:"keys"`
 	// Catalogs are the AI Catalogs signed for this revision, one per origin.
 	Catalogs []SignedCatalog `json:"catalogs,omitempty"`
+	// Public is the revision the AI Catalogs name: one more each time what
+	// one lists changes, so that it counts only what an anonymous caller
+	// sees change (the catalog's Revision counts every write, hidden ones
+	// too). See PublicRevision.
+	Public int64 `json:"public,omitempty"`
+}
+
+// PublicRevision is the public revision now: Public, or for a catalog
+// signed before it was counted apart the catalog revision its AI Catalogs
+// name, so that the number an AI Catalog names never goes down.
+func (s *Signing) PublicRevision() int64 {
+	if s == nil {
+		return 0
+	}
+	p := s.Public
+	for i := range s.Catalogs {
+		p = max(p, s.Catalogs[i].Named())
+	}
+	return p
 }
 
 // SigningKey is one public key: its fingerprint (signing.KeyID) and the
@@ -34,8 +53,11 @@ type SigningKey struct {
 // it cannot see; it is superseded when what it lists changes.
 type SignedCatalog struct {
 	Origin string `json:"origin"`
-	// Revision is the catalog revision it was signed at, which it names.
+	// Revision is the catalog revision it was signed at.
 	Revision int64 `json:"revision"`
+	// PublicRevision is the public revision it names (Signing.Public; 0:
+	// Revision, for one signed before that was counted apart).
+	PublicRevision int64 `json:"publicRevision,omitempty"`
 	// Current is the latest catalog revision it was kept for (0: Revision).
 	Current int64 `json:"current,omitempty"`
 	// Content is the digest of what it was signed from besides its
@@ -43,6 +65,14 @@ type SignedCatalog struct {
 	// Content at a later revision keeps it.
 	Content   digest.Digest `json:"content,omitzero"`
 	Rendition Rendition     `json:"rendition"`
+}
+
+// Named is the revision the AI Catalog names.
+func (sc *SignedCatalog) Named() int64 {
+	if sc.PublicRevision != 0 {
+		return sc.PublicRevision
+	}
+	return sc.Revision
 }
 
 // CurrentAt is the latest catalog revision sc stands for.

@@ -114,8 +114,10 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 			return catalog.ErrNoChange
 		}
 		rec.gone = d.gone
-		_, err := ix.renderDocuments(ctx, c, true)
-		return err
+		if _, err := ix.renderDocuments(ctx, c, true); err != nil {
+			return err
+		}
+		return ix.signCatalogsInWrite(ctx, c)
 	}, catalog.UpdateOptions{Limit: ix.maxCatalog, Read: snap, ReadInfo: info})
 	if err != nil && !errors.Is(err, catalog.ErrNoChange) {
 		return nil, fmt.Errorf("update catalog: %w", err)

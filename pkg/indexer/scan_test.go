@@ -302,3 +302,40 @@ func TestValidateScans(t *testing.T) {
 		t.Errorf("allowed bytes: %v", err)
 	}
 }
+
+// TestRescanSignsTheAICatalog: a version the rescan takes out of service
+// changes the public feeds and the revocation list, so the rescan's write
+// signs the AI Catalog of its revision, which records the list.
+func TestRescanSignsTheAICatalog(t *testing.T) {
+	key := newSigner(t)
+	e := newEnv(t, signedBy(key))
+	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
+	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		sk := c.Skills["fetcher"]
+		if err := sk.LoadHistory(); err != nil {
+			return err
+		}
+		v := sk.Versions[0]
+		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
+		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Clean, Engine: scan.EnginePrefix + "0"}, nil
+		sk.Latest = "1.0"
+		sk.SetVersions(append(sk.Versions, v))
+		c.ScanEngine = scan.EnginePrefix + "0"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ix.Rescan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := e.catalog()
+	if len(c.Gone) != 1 || c.Skills["fetcher"].Latest != "0.9" {
+		t.Fatalf("gone %+v, latest %s", c.Gone, c.Skills["fetcher"].Latest)
+	}
+	doc := e.aiCatalog(c, key.Public())
+	want := publicRevocations(catalog.Compile(c, ""))
+	if r := doc.SignedRevocations(); r == nil || r.Versions != 1 || !r.Digest.Equal(want.Digest) {
+		t.Errorf("the AI Catalog records the revocations %+v, want %+v", r, want)
+	}
+}

@@ -95,7 +95,21 @@ func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, d *decis
 	if len(ix.unsigned(c, d, establish)) > 0 {
 		return nil
 	}
-	return ix.signCatalogs(ctx, c, c.Revision+1)
+	return ix.signCatalogs(ctx, c, c.Revision+1, 0)
+}
+
+// signCatalogsInWrite signs the AI Catalog of a write that publishes no
+// version (a rescan's: what it takes out of service changes the feeds and
+// the revocation list), when the indexer has a key; without one the write
+// is refused as signInWrite refuses it.
+func (ix *Indexer) signCatalogsInWrite(ctx context.Context, c *catalog.Catalog) error {
+	if ix.key == nil {
+		return ix.signInWrite(ctx, c, &decisions{}, false)
+	}
+	if err := ix.recordKey(ctx, c); err != nil {
+		return err
+	}
+	return ix.signCatalogs(ctx, c, c.Revision+1, 0)
 }
 
 // signPublished signs the versions the round published (at c.Revision)
@@ -111,15 +125,21 @@ func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *dec
 	if len(todo) == 0 {
 		return c, 0, nil
 	}
-	bundles, err := ix.signVersions(ctx, todo, c.Revision)
+	// Each statement names the public revision of the AI Catalog that will
+	// list it, the next one, which the attaching write signs if no other
+	// write did before.
+	named := c.Signing.PublicRevision() + 1
+	bundles, err := ix.signVersions(ctx, todo, named)
 	if err != nil {
 		return c, 0, err
 	}
 	out, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
-		attached := 0
+		attached, public := 0, false
 		for _, b := range bundles {
-			if b.attach(c) {
+			if e := b.attach(c); e != nil {
 				attached++
+				// Only an RFC feed's entries are listed by the AI Catalog.
+				public = public || (e.Kind == catalog.KindSkill && e.VisibleTo(audience.Anonymous))
 			}
 		}
 		if attached == 0 && !ix.signingStale(c) {
@@ -128,7 +148,11 @@ func (ix *Indexer) signPublished(ctx context.Context, c *catalog.Catalog, d *dec
 		if err := ix.recordKey(ctx, c); err != nil {
 			return err
 		}
-		return ix.signCatalogs(ctx, c, c.Revision+1)
+		atLeast := int64(0)
+		if public {
+			atLeast = named
+		}
+		return ix.signCatalogs(ctx, c, c.Revision+1, atLeast)
 	}, catalog.UpdateOptions{Limit: ix.maxCatalog})
 	if err != nil {
 		return c, 0, fmt.Errorf("attach the bundles of revision %d: %w", c.Revision, err)
@@ -264,16 +288,16 @@ type signed struct {
 }
 
 // attach records the bundle in c's entry, when it still has the version
-// (the same bytes) without one, or with one by another key; it reports
-// whether it did.
-func (s signed) attach(c *catalog.Catalog) bool {
+// (the same bytes) without one, or with one by another key; it returns the
+// entry when it did, else nil.
+func (s signed) attach(c *catalog.Catalog) *catalog.Entry {
 	m := c.Skills
 	if s.kind == catalog.KindSubagent {
 		m = c.Subagents
 	}
 	e := m[s.id]
 	if e == nil || e.LoadHistory() != nil {
-		return false
+		return nil
 	}
 	for i := range e.Versions {
 		v := &e.Versions[i]
@@ -281,14 +305,14 @@ func (s signed) attach(c *catalog.Catalog) bool {
 			b := s.bundle
 			v.Bundle = &b
 			e.SetVersions(e.Versions)
-			return true
+			return e
 		}
 	}
-	return false
+	return nil
 }
 
-// signVersions signs each version as published at revision (ix.workers at
-// a time) and stores its bundle.
+// signVersions signs each version as published at the public revision
+// revision (ix.workers at a time) and stores its bundle.
 func (ix *Indexer) signVersions(ctx context.Context, todo []toSign, revision int64) ([]signed, error) {
 	out := make([]signed, len(todo))
 	g, gctx := errgroup.WithContext(ctx)
@@ -332,27 +356,38 @@ func publicationOf(e *catalog.Entry, v *catalog.Version, revision int64) provena
 
 // signCatalogs signs the AI Catalog of each origin for revision and pins
 // it, unless what it would list is what the one pinned lists (a change
-// only a key shows): that one is kept, its bytes and revision as they are.
-func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revision int64) error {
+// only a key shows): that one is kept, its bytes and revision as they are,
+// if it names at least the public revision atLeast (a bundle attached to a
+// public entry names that one, and an AI Catalog listing the entry must
+// not be older than its bundle). The AI Catalogs signed name the next
+// public revision: the public revision counts only the changes an
+// anonymous caller can see, so it tells nothing of the hidden writes
+// between them.
+func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revision, atLeast int64) error {
 	origins := ix.originsFor(c)
+	next := c.Signing.PublicRevision() + 1
 	var out []catalog.SignedCatalog
 	var v *catalog.View
+	var revoked aicatalog.Revocations
+	signed := false
 	for _, o := range origins {
 		if v == nil {
 			v = catalog.Compile(c, "")
+			revoked = publicRevocations(v)
 		}
 		feeds := publicFeeds(c, v, o)
-		content, err := ix.contentOf(o, feeds)
+		content, err := ix.contentOf(o, feeds, revoked)
 		if err != nil {
 			return err
 		}
-		if prev := c.Signing.Catalog(discovery.Origin(o)); prev != nil && prev.Content.Equal(content) {
+		if prev := c.Signing.Catalog(discovery.Origin(o)); prev != nil && prev.Content.Equal(content) && prev.Named() >= atLeast {
 			kept := *prev
 			kept.Current = revision
 			out = append(out, kept)
 			continue
 		}
-		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: revision, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds}, ix.key.signer.Public())
+		doc := aicatalog.Build(aicatalog.Params{Origin: o, Revision: next, UpdatedAt: ix.now(), KeyPath: routes.SigningKey, Feeds: feeds,
+			RevocationsPath: routes.Revocations, Revocations: revoked}, ix.key.signer.Public())
 		b, err := aicatalog.Sign(ctx, ix.key.signer, o, doc)
 		if err != nil {
 			return err
@@ -361,23 +396,38 @@ func (ix *Indexer) signCatalogs(ctx context.Context, c *catalog.Catalog, revisio
 		if err != nil {
 			return fmt.Errorf("write the AI Catalog of %s: %w", discovery.Origin(o), err)
 		}
-		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, Content: content, Rendition: r})
+		out = append(out, catalog.SignedCatalog{Origin: discovery.Origin(o), Revision: revision, PublicRevision: next, Content: content, Rendition: r})
+		signed = true
+	}
+	if signed {
+		c.Signing.Public = next
+	} else {
+		c.Signing.Public = c.Signing.PublicRevision() // kept as it is when an origin's AI Catalog is dropped
 	}
 	c.Signing.Catalogs = out
 	return nil
 }
 
 // contentOf is the digest of what an AI Catalog of origin is built from
-// besides its revision and time: the key and the feeds.
-func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed) (digest.Digest, error) {
+// besides its revision and time: the key, the feeds and the revocation list.
+func (ix *Indexer) contentOf(origin *url.URL, feeds []aicatalog.Feed, revoked aicatalog.Revocations) (digest.Digest, error) {
 	b, err := json.Marshal(struct {
 		Origin, Key, KeyPath string
 		Feeds                []aicatalog.Feed
-	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds})
+		Revocations          aicatalog.Revocations
+	}{discovery.Origin(origin), ix.key.id, routes.SigningKey, feeds, revoked})
 	if err != nil {
 		return digest.Digest{}, fmt.Errorf("the AI Catalog's content: %w", err)
 	}
 	return digest.Of(b), nil
+}
+
+// publicRevocations is the revocation list an anonymous caller is served
+// in v (the request path renders the same document from the same view):
+// its digest and how many versions it lists. It names no origin.
+func publicRevocations(v *catalog.View) aicatalog.Revocations {
+	list := discovery.RevocationList(v, audience.Anonymous)
+	return aicatalog.Revocations{Digest: feeddoc.Render(list, feeddoc.StoredLevel).Digest, Versions: len(list.Revocations)}
 }
 
 // publicFeeds are the RFC feeds an anonymous caller of origin can read in

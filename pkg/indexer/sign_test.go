@@ -83,8 +83,8 @@ func (e *env) aiCatalog(c *catalog.Catalog, key *ecdsa.PublicKey) *aicatalog.Cat
 	if err != nil {
 		e.t.Fatalf("the AI Catalog: %v", err)
 	}
-	if doc.Revision() != sc.Revision {
-		e.t.Fatalf("the AI Catalog names revision %d, it was signed at %d", doc.Revision(), sc.Revision)
+	if doc.Revision() != sc.Named() || sc.Named() != c.Signing.PublicRevision() {
+		e.t.Fatalf("the AI Catalog names revision %d, it was signed naming %d, the public revision is %d", doc.Revision(), sc.Named(), c.Signing.PublicRevision())
 	}
 	return doc
 }
@@ -113,9 +113,9 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	alpha := c.Skills["alpha"]
 	got := e.bundleOf(alpha, "1.0", key.Public())
 	// Published in one write, signed and attached in the next: the
-	// statement names the revision that published it.
+	// statement names the public revision of the AI Catalog that lists it.
 	want := provenance.Publication{Name: "alpha", Version: "1.0", Kind: "skill", Type: "skill-md", SourceKey: "skills/alpha.md",
-		CatalogRevision: c.Revision - 1, PublishedAt: alpha.Version("1.0").PublishedAt.UTC()}
+		CatalogRevision: e.aiCatalog(c, key.Public()).Revision(), PublishedAt: alpha.Version("1.0").PublishedAt.UTC()}
 	// The content scan's verdict, as the catalog recorded it.
 	sc := alpha.Version("1.0").Scan
 	if sc == nil || got.Publication.Scan == nil || got.Publication.Scan.Verdict != string(sc.Verdict) || got.Publication.Scan.Engine != sc.Engine {
@@ -149,7 +149,7 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	if *c.Skills["alpha"].Version("1.0").Bundle != first {
 		t.Error("the first version was signed again")
 	}
-	if v := e.bundleOf(c.Skills["alpha"], "2.0", key.Public()); v.Publication.CatalogRevision != c.Revision-1 || v.Publication.Version != "2.0" {
+	if v := e.bundleOf(c.Skills["alpha"], "2.0", key.Public()); v.Publication.CatalogRevision != e.aiCatalog(c, key.Public()).Revision() || v.Publication.Version != "2.0" {
 		t.Errorf("the second version's statement: %+v", v.Publication)
 	}
 
@@ -183,10 +183,12 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 			t.Errorf("feed %s: digest %s, want the served document's %s", f.Path, f.Digest, wantFeeds[f.Path])
 		}
 	}
-	// The hidden skill came last: the AI Catalog names the revision of
-	// the last change it lists, the listing skill's.
-	if want := c.Signing.Catalog(discovery.Origin(testOrigin)).Revision; doc.Revision() != want || want >= c.Revision {
-		t.Errorf("the AI Catalog is of revision %d, want %d, before the catalog's %d", doc.Revision(), want, c.Revision)
+	// The hidden skill came last: the AI Catalog was signed at the last
+	// change it lists, the listing skill's, and names the public
+	// revision, one per public change (the sub-agent is in no RFC feed):
+	// the config's, alpha 1.0, 2.0, faq.
+	if sc := c.Signing.Catalog(discovery.Origin(testOrigin)); sc.Revision >= c.Revision || doc.Revision() != 4 {
+		t.Errorf("the AI Catalog names revision %d, want 4, signed at %d, before the catalog's %d", doc.Revision(), sc.Revision, c.Revision)
 	}
 
 	// A hidden skill's withdrawal signs nothing; a public one's the new
@@ -200,8 +202,8 @@ func TestSignsEachPublicationOnce(t *testing.T) {
 	if got := key.n.Load() - calls; got != 1 {
 		t.Errorf("%d Sign calls for a withdrawal, want 1", got)
 	}
-	if c := e.catalog(); e.aiCatalog(c, key.Public()).Revision() != c.Revision {
-		t.Errorf("a public withdrawal's AI Catalog is not of its revision %d", c.Revision)
+	if c := e.catalog(); e.aiCatalog(c, key.Public()).Revision() != doc.Revision()+1 || c.Signing.Catalog(discovery.Origin(testOrigin)).Revision != c.Revision {
+		t.Errorf("a public withdrawal's AI Catalog is not of its revision %d, naming the next public revision %d", c.Revision, doc.Revision()+1)
 	}
 	consistent(t, e.st)
 }
@@ -309,10 +311,9 @@ func TestALostRaceSignsNothingAgain(t *testing.T) {
 		t.Errorf("%d Sign calls for one version whose write lost a race, want 2 (the version once, the AI Catalog once)", got)
 	}
 	c := e.catalog()
-	if v := e.bundleOf(c.Skills["beta"], "1", key.Public()); v.Publication.CatalogRevision != c.Revision-1 {
-		t.Errorf("beta's statement names revision %d, it was published in %d", v.Publication.CatalogRevision, c.Revision-1)
+	if v, doc := e.bundleOf(c.Skills["beta"], "1", key.Public()), e.aiCatalog(c, key.Public()); v.Publication.CatalogRevision != doc.Revision() {
+		t.Errorf("beta's statement names revision %d, the AI Catalog that lists it %d", v.Publication.CatalogRevision, doc.Revision())
 	}
-	e.aiCatalog(c, key.Public())
 }
 
 // TestAReconcileSignsWhatItReadsUnsigned: a key read again (a reconcile,
@@ -407,4 +408,62 @@ func TestAKeyChangeSignsTheLatestVersionsAgain(t *testing.T) {
 		t.Errorf("%d Sign calls once every latest version is the new key's", got)
 	}
 	consistent(t, e.st)
+}
+
+// TestThePublicRevisionCountsOnlyPublicChanges: the revision the AI
+// Catalog names, and a public bundle's catalogRevision, count the changes
+// an anonymous caller sees, one each: hidden writes between two public
+// changes (a hidden skill published three times) do not show in them.
+func TestThePublicRevisionCountsOnlyPublicChanges(t *testing.T) {
+	key := newSigner(t)
+	e := newEnv(t, signedBy(key))
+	e.put("agent-skills.yaml", []byte("version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n"))
+	e.reconcile("agent-skills.yaml")
+	e.drop("skills/alpha.md", skillDoc("alpha", "1.0", "Alpha."))
+	c := e.catalog()
+	before := e.aiCatalog(c, key.Public()).Revision()
+	if v := e.bundleOf(c.Skills["alpha"], "1.0", key.Public()); v.Publication.CatalogRevision != before {
+		t.Errorf("alpha's statement names revision %d, the AI Catalog that lists it %d", v.Publication.CatalogRevision, before)
+	}
+	writes := c.Revision
+	for _, label := range []string{"1", "2", "3"} {
+		e.drop("skills/secret.md", skillDoc("secret", label, "Hidden."))
+	}
+	e.drop("skills/beta.md", skillDoc("beta", "1", "Beta."))
+	c = e.catalog()
+	if c.Revision-writes < 8 {
+		t.Fatalf("%d catalog writes for three hidden publications and a public one", c.Revision-writes)
+	}
+	after := e.aiCatalog(c, key.Public()).Revision()
+	if after != before+1 {
+		t.Errorf("the AI Catalog names revision %d after %d, for one public change among %d writes", after, before, c.Revision-writes)
+	}
+	if v := e.bundleOf(c.Skills["beta"], "1", key.Public()); v.Publication.CatalogRevision != after {
+		t.Errorf("beta's statement names revision %d, the AI Catalog that lists it %d", v.Publication.CatalogRevision, after)
+	}
+}
+
+// TestNoBundleIsLaterThanTheAICatalog: after a key change re-signed over
+// several passes (maxResign 1), every public skill's statement names a
+// revision no later than the AI Catalog that lists it, as verify checks;
+// the pass that signs a feed's entry again signs the AI Catalog again.
+func TestNoBundleIsLaterThanTheAICatalog(t *testing.T) {
+	defer func(n int) { maxResign = n }(maxResign)
+	maxResign = 1
+	a, b := newSigner(t), newSigner(t)
+	e := newEnv(t, signedBy(a))
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		e.drop("skills/"+name+".md", skillDoc(name, "1", "A skill."))
+	}
+	e2 := newEnvOn(t, e.st, signedBy(b))
+	for range 3 {
+		e2.reconcile("skills/alpha.md")
+	}
+	c := e.catalog()
+	doc := e2.aiCatalog(c, b.Public())
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		if v := e.bundleOf(c.Skills[name], "1", b.Public()); v.Publication.CatalogRevision > doc.Revision() {
+			t.Errorf("%s's statement names revision %d, after the AI Catalog's %d", name, v.Publication.CatalogRevision, doc.Revision())
+		}
+	}
 }

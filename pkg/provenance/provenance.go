@@ -55,7 +55,8 @@ type Publication struct {
 	Type string `json:"type"`
 	// SourceKey is the bucket key the bytes were read from.
 	SourceKey string `json:"sourceKey"`
-	// CatalogRevision is the revision of the catalog write that published it.
+	// CatalogRevision is the public revision (the AI Catalog's) that lists
+	// it: the one after the AI Catalog in force when it was signed.
 	CatalogRevision int64     `json:"catalogRevision"`
 	PublishedAt     time.Time `json:"publishedAt"`
 	// Scan is the content scan's verdict on these bytes, when one was recorded.

@@ -5,7 +5,9 @@
 // the digest the AI Catalog records for it, and for every entry of every
 // feed checked the artifact's bytes against the index's digest and its
 // Sigstore bundle (beside it) against the key, the artifact and the
-// index's name, version and type. It reports per skill what failed.
+// index's name, version and type; and the revocation list against the
+// digest the AI Catalog records for it, failing every entry a feed still
+// lists that it names. It reports per skill what failed.
 package verifier
 
 import (
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/aicatalog"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/didweb"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/discovery"
@@ -46,6 +49,11 @@ type Options struct {
 	// of them (the key before a rotation and the one after, say). Without
 	// them the keys the origin publishes are trusted (and the report says so).
 	Keys []*ecdsa.PublicKey
+	// MinRevision, when set, refuses a signed AI Catalog of an earlier
+	// revision: one an attacker who can write storage could serve again
+	// (with the feeds it signed) to hide what came after. A client pins the
+	// revision a check reports (Report.Catalog.Revision) for the next.
+	MinRevision int64
 	// Listing, when set, checks that listing's feed only.
 	Listing string
 	// Header is sent with every request to the origin (a credential, to
@@ -81,7 +89,9 @@ type CatalogCheck struct {
 	// KeySource is "pinned" (Options.Keys) or "published" (the origin's).
 	KeySource string   `json:"keySource"`
 	Feeds     []string `json:"feeds,omitempty"`
-	Problems  []string `json:"problems,omitempty"`
+	// Revoked is how many versions the revocation list names.
+	Revoked  int      `json:"revoked"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 // SkillCheck is one index entry's check.
@@ -97,9 +107,10 @@ type SkillCheck struct {
 }
 
 type checker struct {
-	o      Options
-	origin string
-	keys   []*ecdsa.PublicKey
+	o       Options
+	origin  string
+	keys    []*ecdsa.PublicKey
+	revoked []discovery.Revocation // what the revocation list names
 }
 
 // Verify checks an origin. The error is for what stopped it from checking
@@ -135,6 +146,7 @@ func (c *checker) verify(ctx context.Context) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.checkRevocations(ctx, doc, &rep.Catalog)
 	for _, f := range c.feeds(doc, &rep.Catalog) {
 		rep.Skills = append(rep.Skills, c.checkFeed(ctx, f, doc, &rep.Catalog)...)
 		if err := ctx.Err(); err != nil {
@@ -194,6 +206,10 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 		return nil
 	}
 	cc.Revision, cc.KeyID = doc.Revision(), signing.KeyID(k)
+	if doc.Revision() < c.o.MinRevision {
+		problem("ai-catalog: %s is signed at revision %d, before the minimum revision %d: an older catalog served again "+
+			"(a rollback), or an origin restored from a backup", routes.AICatalog, doc.Revision(), c.o.MinRevision)
+	}
 	return doc
 }
 
@@ -229,6 +245,64 @@ func (c *checker) publishedKeys(ctx context.Context) ([]*ecdsa.PublicKey, error)
 		return nil, fmt.Errorf("%s is not in %s", routes.SigningKey, routes.DIDDocument)
 	}
 	return keys, nil
+}
+
+// checkRevocations fetches the revocation list an anonymous caller reads
+// and checks it against the digest the AI Catalog signed (a revocation
+// dropped in storage changes it), and with Header the one the caller
+// sees too (it may name hidden versions besides); it keeps what they name
+// for checkSkill.
+func (c *checker) checkRevocations(ctx context.Context, doc *aicatalog.Catalog, cc *CatalogCheck) {
+	c.revoked = nil
+	problem := func(format string, args ...any) { cc.Problems = append(cc.Problems, fmt.Sprintf(format, args...)) }
+	read := func(auth bool) ([]byte, *discovery.Revocations) {
+		body, status, err := c.get(ctx, c.origin+routes.Revocations, MaxIndexBytes, auth)
+		if err != nil || status != http.StatusOK {
+			problem("revocations: %s", fetchProblem(routes.Revocations, status, err))
+			return nil, nil
+		}
+		var list discovery.Revocations
+		if err := json.Unmarshal(body, &list); err != nil {
+			problem("revocations: %s is not a revocation list: %v", routes.Revocations, err)
+			return body, nil
+		}
+		return body, &list
+	}
+	body, list := read(false)
+	if doc != nil {
+		switch signed := doc.SignedRevocations(); {
+		case signed == nil:
+			problem("revocations: the AI Catalog of revision %d does not sign %s: a revocation dropped from it would not show", doc.Revision(), routes.Revocations)
+		case signed.URL != c.origin+routes.Revocations:
+			problem("revocations: the AI Catalog signs the revocation list at %q, not %s", signed.URL, c.origin+routes.Revocations)
+		case body != nil && !signed.Digest.Verify(body):
+			problem("revocations: %s is not the document the AI Catalog signed at revision %d (it holds %s, the catalog says %s, %d %s): "+
+				"a revocation may have been dropped", routes.Revocations, doc.Revision(), digest.Of(body), signed.Digest, signed.Versions, plural(signed.Versions, "version", "versions"))
+		}
+	}
+	if list != nil {
+		c.revoked = list.Revocations
+	}
+	if len(c.o.Header) > 0 {
+		if _, mine := read(true); mine != nil {
+			c.revoked = mine.Revocations // the anonymous caller's and the hidden ones the key shows
+		}
+	}
+	cc.Revoked = len(c.revoked)
+}
+
+// revocation is the revocation c.revoked holds of an entry of feed f: the
+// same bytes, or the same skill and version in that feed.
+func (c *checker) revocation(f feed, s discovery.Skill) *discovery.Revocation {
+	for i, r := range c.revoked {
+		if r.Kind != catalog.KindSkill {
+			continue
+		}
+		if r.Digest.String() == s.Digest || (r.Name == s.Name && r.Version == s.Version && (r.Listing == "" || r.Listing == f.listing)) {
+			return &c.revoked[i]
+		}
+	}
+	return nil
 }
 
 // feed is one RFC feed to check.
@@ -325,8 +399,13 @@ func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, sig
 		return sc
 	}
 	sc.Digest = d
+	if r := c.revocation(f, s); r != nil {
+		problem("revoked: %s lists %s %s (%s), which %s names (%s: %s)", orTop(f.listing), s.Name, s.Version, d, routes.Revocations, r.Code, r.Reason)
+	}
 	if !strings.HasPrefix(s.URL, c.origin+"/") {
-		sc.State = StateExternal
+		if sc.State != StateFailed {
+			sc.State = StateExternal
+		}
 		sc.Problems = append(sc.Problems, "hosted at "+s.URL+": its bytes are not this origin's, and no bundle vouches for them")
 		return sc
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -430,7 +431,7 @@ func TestAHiddenChangeLeavesTheAICatalogAsItIs(t *testing.T) {
 		}
 		return b
 	}
-	before, revision := get(), o.catalog().Revision
+	before, revision, was := get(), o.catalog().Revision, o.verify(o.key.Public(), "").Catalog.Revision
 	o.put("skills/secret.md", []byte(skilltest.SkillMD("secret", "2", "Hidden, again.")))
 	o.index(o.key)
 	if c := o.catalog(); c.Revision == revision || c.Skills["secret"].LatestVersion().Label != "2" {
@@ -451,7 +452,109 @@ func TestAHiddenChangeLeavesTheAICatalogAsItIs(t *testing.T) {
 	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two.")))
 	o.index(o.key)
 	rep := o.verify(o.key.Public(), "")
-	if bytes.Equal(get(), before) || !rep.OK || rep.Catalog.Revision != o.catalog().Revision {
-		t.Errorf("a public change: the AI Catalog is of revision %d, the catalog %d\n%s", rep.Catalog.Revision, o.catalog().Revision, problems(rep))
+	if bytes.Equal(get(), before) || !rep.OK || rep.Catalog.Revision != o.catalog().Signing.PublicRevision() || rep.Catalog.Revision != was+1 {
+		t.Errorf("a public change: the AI Catalog is of revision %d, want the public revision %d, one after %d\n%s",
+			rep.Catalog.Revision, o.catalog().Signing.PublicRevision(), was, problems(rep))
+	}
+}
+
+// TestVerifyChecksTheRevocationList: the AI Catalog signs the revocation
+// list an anonymous caller reads, so a revocation dropped from the catalog
+// in storage fails verify, naming revocations.json; an index that still
+// lists a revoked version (an older one, served in place of the current)
+// fails that entry as revoked.
+func TestVerifyChecksTheRevocationList(t *testing.T) {
+	o := newOrigin(t)
+	get := func(path string) []byte {
+		t.Helper()
+		resp, err := http.Get(o.url.String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+		}
+		return b
+	}
+	two := []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two."))
+	o.put("skills/alpha.md", two)
+	o.index(o.key)
+	listing2 := get(routes.RFCIndex)
+	o.put("agent-skills.yaml", []byte(files["agent-skills.yaml"]+"revoke:\n  - name: alpha\n    version: \"2.0\"\n    digest: "+
+		digest.Of(two).String()+"\n    reason: a compromised build\n"))
+	o.index(o.key)
+	rep := o.verify(o.key.Public(), "")
+	if !rep.OK || rep.Catalog.Revoked != 1 || skill(rep, "alpha").Version != "1.0" {
+		t.Fatalf("after the revocation: %+v %+v\n%s", rep.Catalog, skill(rep, "alpha"), problems(rep))
+	}
+
+	t.Run("a revoked version still listed", func(t *testing.T) {
+		o.replaced[routes.RFCIndex] = listing2
+		defer delete(o.replaced, routes.RFCIndex)
+		rep := o.verify(o.key.Public(), "")
+		if got := problems(rep); rep.OK || skill(rep, "alpha").State != StateFailed ||
+			!strings.Contains(got, "alpha: revoked: the top-level index lists alpha 2.0") || !strings.Contains(got, "a compromised build") {
+			t.Errorf("an index listing the revoked version: %+v\n%s", skill(rep, "alpha"), got)
+		}
+	})
+
+	t.Run("a revocation dropped in storage", func(t *testing.T) {
+		c := o.catalog()
+		if len(c.Gone) != 1 {
+			t.Fatalf("gone %+v", c.Gone)
+		}
+		c.Gone = nil
+		o.writeCatalog(c)
+		if b := get(routes.Revocations); strings.Contains(string(b), "alpha") {
+			t.Fatalf("the tampered catalog still serves the revocation: %s", b)
+		}
+		rep := o.verify(o.key.Public(), "")
+		if got := problems(rep); rep.OK || rep.Catalog.OK ||
+			!strings.Contains(got, "revocations: "+routes.Revocations+" is not the document the AI Catalog signed") {
+			t.Errorf("a dropped revocation: the report says\n%s", got)
+		}
+	})
+}
+
+// TestVerifyRefusesARollback: an older catalog restored in storage serves
+// an older AI Catalog, validly signed, with the feeds it signed, and
+// verifies as it did then; MinRevision, the revision a check reported
+// before, refuses it.
+func TestVerifyRefusesARollback(t *testing.T) {
+	o := newOrigin(t)
+	old, _, err := store.ReadAll(context.Background(), o.st, catalog.Key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := o.verify(o.key.Public(), "")
+	o.put("skills/alpha.md", []byte(skilltest.SkillMD("alpha", "2.0", "Alpha two.")))
+	o.index(o.key)
+	now := o.verify(o.key.Public(), "")
+	if !was.OK || !now.OK || now.Catalog.Revision <= was.Catalog.Revision {
+		t.Fatalf("revisions %d then %d\n%s\n%s", was.Catalog.Revision, now.Catalog.Revision, problems(was), problems(now))
+	}
+	pin := now.Catalog.Revision
+	check := func(min int64) *Report {
+		t.Helper()
+		rep, err := Verify(context.Background(), Options{Origin: o.url, Keys: []*ecdsa.PublicKey{o.key.Public()}, MinRevision: min})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := check(pin); !rep.OK || rep.Catalog.Revision != pin {
+		t.Errorf("the current revision pinned: %+v\n%s", rep.Catalog, problems(rep))
+	}
+
+	o.put(catalog.Key, old) // the rollback
+	if rep := check(0); !rep.OK || rep.Catalog.Revision != was.Catalog.Revision || skill(rep, "alpha").Version != "1.0" {
+		t.Fatalf("the rolled-back origin without a minimum: %+v %+v\n%s", rep.Catalog, skill(rep, "alpha"), problems(rep))
+	}
+	rep := check(pin)
+	if got := problems(rep); rep.OK || rep.Catalog.OK || rep.Catalog.Revision != was.Catalog.Revision ||
+		!strings.Contains(got, fmt.Sprintf("is signed at revision %d, before the minimum revision %d", was.Catalog.Revision, pin)) {
+		t.Errorf("the rolled-back origin with the minimum %d: %+v\n%s", pin, rep.Catalog, got)
 	}
 }
