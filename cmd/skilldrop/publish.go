@@ -48,7 +48,7 @@ warning when the bucket's agent-skills.yaml is invalid, deleted or unreadable (n
 in the README).
 
 exit status: 0 published or unchanged (or uploaded with --wait 0), 1 rejected or failed, 2 on usage errors (a bad
-flag, a path that does not exist, no region for --bucket), 3 held, 4 uploaded but not indexed within --wait`,
+flag, a path that does not exist, no region for --bucket, a signed --dir without --signing-key), 3 held, 4 uploaded but not indexed within --wait`,
 		run: runPublish,
 	})
 }
@@ -169,6 +169,9 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure
+	}
+	if code, ok := refuseUnsigned(ctx, "skilldrop publish", &tg, ix, st, "uploaded", stderr); !ok {
+		return code
 	}
 	a, unchanged, err := ix.Check(ctx, up.Key, up.Body)
 	if err != nil {

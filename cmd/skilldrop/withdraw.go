@@ -18,10 +18,11 @@ func init() {
 	register(&command{
 		name:    "withdraw",
 		summary: "withdraw a published skill or sub-agent: delete the key it is published from, and report what the catalog then holds",
-		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR) [--listing L] [--subagent] [--json] [--log-level L] NAME",
+		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR [--signing-key FILE]) [--listing L] [--subagent] [--json] [--log-level L] NAME",
 		about: `Looks NAME up in the target's catalog (a listing's own skill with --listing, a sub-agent with --subagent),
 deletes the key it is published from (skills/NAME.md, skills/NAME.zip, …; the other files of a skills/NAME/
-folder are left, and ignored), and, as publish does, waits for the indexer (--dir: indexes at once) and reports
+folder are left, and ignored), and, as publish does, waits for the indexer (--dir: indexes at once, signing with
+--signing-key, which a signed directory needs before anything is deleted) and reports
 what the catalog then holds:
   withdrawn <kind> <id> <key>      withdrawn from every surface (its versions stay in the catalog, served nowhere)
   replaced <kind> <id> <key>       another key that claimed the name publishes it now: withdraw again
@@ -30,7 +31,7 @@ An entry defined in agent-skills.yaml has no key of its own: remove its entry th
 JSON document: {"result", "kind", "name", "listing", "key", "source", "message"}.
 
 exit status: 0 withdrawn (or deleted with --wait 0), 1 not published, defined in agent-skills.yaml, replaced,
-or failed, 2 on usage errors, 4 deleted but not indexed within --wait`,
+or failed, 2 on usage errors (a signed --dir without --signing-key), 4 deleted but not indexed within --wait`,
 		run: runWithdraw,
 	})
 }
@@ -56,6 +57,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	subagent := fs.Bool("subagent", false, "NAME is a sub-agent")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
 	waitFlagged := waitFlag(fs, "withdraw it")
+	signingKey := signingKeyFlag(fs)
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -81,6 +83,10 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		printf(stderr, "%s: %v\n", fs.Name(), err)
 		return exitUsage
 	}
+	signer, code, ok := dirSigner(fs.Name(), &tg, signingKey, stderr)
+	if !ok {
+		return code
+	}
 	lvl, _ := obs.ParseLevel(lv)
 	logger := obs.NewLogger(stderr, lvl)
 	tg.log = logger
@@ -89,6 +95,14 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return code
 	}
 	defer closeStore()
+	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle(), Signer: signer})
+	if err != nil {
+		printf(stderr, "skilldrop withdraw: %v\n", err)
+		return exitFailure
+	}
+	if code, ok := refuseUnsigned(ctx, "skilldrop withdraw", &tg, ix, st, "deleted", stderr); !ok {
+		return code
+	}
 
 	c, _, err := catalog.Load(ctx, st)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -149,11 +163,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	switch {
 	case tg.dir != "":
-		ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle()})
-		if err == nil {
-			_, err = ix.Reconcile(ctx, w.Key)
-		}
-		if err != nil {
+		if _, err := ix.Reconcile(ctx, w.Key); err != nil {
 			printf(stderr, "skilldrop withdraw: deleted %s; then index it: %v\n", w.Key, err)
 			return exitFailure
 		}
