@@ -172,3 +172,35 @@ func TestWithdrawWaitsForTheBucketsIndexer(t *testing.T) {
 		t.Fatalf("withdraw --wait 0: exit %d, %q %q", code, out, errOut)
 	}
 }
+
+// TestWithdrawRemovesAHeldUploadFromABucket: against a bucket of the
+// emulator, an upload the indexer holds (agent-skills.yaml invalid) is not
+// published, yet withdraw deletes its key and says so, and so is a
+// rejected upload's: neither can go live later.
+func TestWithdrawRemovesAHeldUploadFromABucket(t *testing.T) {
+	bucket, st, ix := bucketAndIndexer(t)
+	ctx := context.Background()
+	// A name mismatch under a valid config is rejected; then, under an
+	// invalid one, a new upload is held.
+	for _, round := range []map[string]string{
+		{"agent-skills.yaml": "version: 1\n", "skills/broken.md": skillDoc("other")},
+		{"agent-skills.yaml": "version: 1\nskills:\n  - name: held-one\n    visibilty: authenticated\n", "skills/held-one.md": skillDoc("held-one")},
+	} {
+		for k, body := range round {
+			if _, err := st.Put(ctx, k, []byte(body), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := ix.Reindex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"held-one": "removed skill held-one skills/held-one.md held\n", "broken": "removed skill broken skills/broken.md rejected\n"} {
+		if code, out, errOut := builtRun(t, t.TempDir(), "withdraw", "--bucket", bucket, name); code != exitOK || out != want {
+			t.Fatalf("withdraw %s: exit %d, %q %q; want %q", name, code, out, errOut, want)
+		}
+		if _, err := st.Head(ctx, "skills/"+name+".md"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("withdraw %s left its key: %v", name, err)
+		}
+	}
+}
