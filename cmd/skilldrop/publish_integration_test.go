@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -132,6 +133,20 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "uploaded skills/five.md five ") ||
 		!strings.Contains(errOut, "warning five.md: the bucket's agent-skills.yaml is invalid (") {
 		t.Fatalf("publish --wait 0 under a config not read yet: exit %d, stdout %q, stderr %q; want uploaded and a warning", code, out, errOut)
+	}
+	// The same config, and --wait that runs out: the same warning (it was
+	// said with --wait 0 only), text and JSON.
+	skilltest.WriteFiles(t, src, map[string]string{"six.md": skillDoc("six"), "seven.md": skillDoc("seven")})
+	code, out, errOut = publish("six", "2s")
+	if code != exitPending || !strings.HasPrefix(out, "uploaded skills/six.md six ") ||
+		!strings.Contains(errOut, "warning six.md: the bucket's agent-skills.yaml is invalid (") {
+		t.Fatalf("publish --wait 2s under a config not read yet: exit %d, stdout %q, stderr %q; want uploaded and a warning", code, out, errOut)
+	}
+	code, out, _ = builtRun(t, src, "publish", "--bucket", bucket, "--wait", "2s", "--json", "seven.md")
+	var p publication
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code != exitPending || p.Result != "uploaded" ||
+		len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "agent-skills.yaml is invalid") {
+		t.Fatalf("publish --json --wait 2s under a config not read yet: exit %d, %v, %s; want uploaded and the warning", code, err, out)
 	}
 }
 
