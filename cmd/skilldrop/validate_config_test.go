@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,5 +148,27 @@ func TestValidateWarnsOfAListingGateOverPublicEntries(t *testing.T) {
 	writeFile(t, alone, "agent-skills.yaml", config)
 	if code, _, errOut := builtRun(t, alone, "validate", "agent-skills.yaml"); code != exitOK || !strings.Contains(errOut, own) || strings.Contains(errOut, ref) {
 		t.Errorf("without a layout: exit %d, stderr:\n%s\nwant the entry's warning only", code, errOut)
+	}
+}
+
+// TestValidateOfABucketRootSaysSo: through the built command, validate of a
+// directory laid out like a bucket (a copy of examples/bucket) is
+// missing_skill_md, as a folder without SKILL.md is, and says it looks like
+// a bucket and what to validate instead; a plain folder without SKILL.md
+// gets no such hint.
+func TestValidateOfABucketRootSaysSo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bucket")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bucket"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := builtRun(t, dir, "validate", dir+"/")
+	if code != exitFailure || !strings.Contains(out, "missing_skill_md") || !strings.Contains(out, "is laid out like a bucket") ||
+		!strings.Contains(out, filepath.Join(dir, "agent-skills.yaml")) || !strings.Contains(out, "skilldrop validate "+filepath.Join(dir, "skills", "*")) {
+		t.Fatalf("validate of a bucket root: exit %d, %q %q; want missing_skill_md and the hint", code, out, errOut)
+	}
+	plain := t.TempDir()
+	writeFile(t, plain, "notes.txt", "not a skill")
+	if code, out, _ := builtRun(t, plain, "validate", plain); code != exitFailure || !strings.Contains(out, "missing_skill_md") || strings.Contains(out, "bucket") {
+		t.Fatalf("validate of a folder without SKILL.md: exit %d, %q", code, out)
 	}
 }
