@@ -33,6 +33,24 @@ var scriptURL = regexp.MustCompile(`(?i)\b(?:javascript|vbscript|data):[^\s]`)
 // the semicolon ("&copy"). Whether it is one is html.UnescapeString's call.
 var reference = regexp.MustCompile(`&(?:#[xX]?[0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?`)
 
+// The descriptions `skilldrop init` writes, which say what to write
+// instead: valid, so that a new folder validates as it is, but warned of
+// (PlaceholderWarning) until they are changed.
+const (
+	PlaceholderSkillDescription    = "Say what this skill does and when an agent should use it, in a sentence or two; a skill picker shows this."
+	PlaceholderSubagentDescription = "Say what this sub-agent does and when to hand a task to it."
+)
+
+// PlaceholderWarning is the warning for a description that is still
+// init's placeholder, or "".
+func PlaceholderWarning(description string) string {
+	if d := strings.TrimSpace(description); d != PlaceholderSkillDescription && d != PlaceholderSubagentDescription {
+		return ""
+	}
+	return "the description is still skilldrop init's placeholder: say what it does and when an agent should use it " +
+		"(what a skill picker shows and an agent chooses by)"
+}
+
 // ValidateDescription checks a description, the frontmatter's or an
 // agent-skills.yaml override: 1 to MaxDescriptionLen characters of plain
 // text, not only whitespace. It refuses what names refuse and a skill picker
