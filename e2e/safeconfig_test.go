@@ -162,6 +162,16 @@ func TestTheDeploymentsDefaultThroughTheBinaries(t *testing.T) {
 	if l := leaks(answers); len(l) > 0 || strings.Contains(answers["rfc index"], `"open"`) {
 		t.Fatalf("under the deployment's default an anonymous caller sees %v: %s", l, answers["rfc index"])
 	}
+	// Hidden, not unserved: the index answers 200 (an api answering 503
+	// everywhere leaks nothing either), and a key holder is served every
+	// entry, open among them.
+	if !strings.HasPrefix(answers["rfc index"], http.StatusText(http.StatusOK)+" ") {
+		t.Fatalf("under the deployment's default the anonymous RFC index is not served: %.300s", answers["rfc index"])
+	}
+	withKey := anonymousSurfaces(t, bucket, namespace, keys.parameter, keys.key)
+	if idx := withKey["rfc index"]; !strings.HasPrefix(idx, http.StatusText(http.StatusOK)+" ") || !strings.Contains(idx, `"open"`) || !strings.Contains(idx, `"secret-skill"`) {
+		t.Fatalf("under the deployment's default a key holder's RFC index: %.500s", idx)
+	}
 	upload(t, s3c, bucket, map[string][]byte{"agent-skills.yaml": []byte("version: 1\nskills:\n  - name: open\n    visibility: public\n" +
 		"  - name: secret-skil\n    description: Misspelt.\n")})
 	ix.mustInvoke(t, []byte(indexer.ReconcilePayload))

@@ -15,16 +15,18 @@ import (
 )
 
 // TestClientREADMEFirstSkill runs the README's "Your first skill" block as a new
-// user would, against skilldrop serve of a copy of the example bucket: the
-// built command for its skilldrop lines (in the folder the block works in,
-// the served copy for .run/example-bucket), the pinned skills CLI for its
-// install. The skill gets an executable script first, so the test also
+// user would, against skilldrop serve of a copy of the example bucket
+// signed as make run signs it (--signing-key): the built command for its
+// skilldrop lines (in the folder the block works in, the served copy for
+// .run/example-bucket, the key serve signs with for .run/signing-key.pem),
+// the pinned skills CLI for its install. The skill gets an executable script first, so the test also
 // pins what the README says of the exec bit: the skills CLI installs the
 // script without it, although the archive publish packs keeps it.
 func TestClientREADMEFirstSkill(t *testing.T) {
 	cli := needSkillsCLI(t)
 	bin := builtCLI(t)
-	origin, bucket := serveExampleBucket(t)
+	key := writeSigningKey(t)
+	origin, bucket, _ := serveExampleBucketWith(t, "--signing-key", key)
 	work, proj := t.TempDir(), t.TempDir()
 	block := section(t, "## Your first skill")
 	start := strings.Index(block, "```sh\n")
@@ -43,7 +45,7 @@ func TestClientREADMEFirstSkill(t *testing.T) {
 			continue // make cli is builtCLI; the editor is the user's
 		case args[0] == "bin/skilldrop":
 			for i, a := range args {
-				args[i] = strings.ReplaceAll(a, ".run/example-bucket", bucket)
+				args[i] = strings.NewReplacer(".run/example-bucket", bucket, ".run/signing-key.pem", key).Replace(a)
 			}
 			code, out, errOut := builtRunWith(t, bin, work, args[1:]...)
 			if code != exitOK {

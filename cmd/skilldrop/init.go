@@ -19,7 +19,7 @@ func init() {
 		args:    "[--subagent] NAME-or-FOLDER",
 		about: `Creates the folder (its last element is the name: lowercase letters, digits and single hyphens) holding a
 SKILL.md (agent.md with --subagent) with the frontmatter every skill needs (name, description, a version in
-metadata) and a body to replace. It never overwrites: an existing SKILL.md or agent.md there is an error.
+metadata) and a body to replace; validate warns of the placeholder description until it is changed. It never overwrites: an existing SKILL.md or agent.md there is an error.
 Then edit the description (what a skill picker shows) and the steps, and:
   skilldrop validate FOLDER
   skilldrop publish --bucket BUCKET FOLDER
@@ -29,11 +29,13 @@ exit status: 0 created, 1 the file exists or cannot be written, 2 on usage error
 	})
 }
 
-// The documents init writes; each validates as it is.
+// The documents init writes (with the name, the placeholder description
+// and the name); each validates as it is, with a warning until its
+// description is changed (skillmd.PlaceholderWarning).
 const (
 	initSkill = `---
 name: %s
-description: Say what this skill does and when an agent should use it, in a sentence or two; a skill picker shows this.
+description: %s
 metadata:
   version: "0.1.0"
 ---
@@ -44,7 +46,7 @@ name them here with their paths.
 `
 	initAgent = `---
 name: %s
-description: Say what this sub-agent does and when to hand a task to it.
+description: %s
 version: "0.1.0"
 ---
 You are %s. Say here how this sub-agent works and what it returns.
@@ -69,9 +71,9 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		printf(stderr, "skilldrop init: %s: the folder's name is the skill's: %s\n", printable(name), oneLine(nameMessage(err)))
 		return exitUsage
 	}
-	file, doc := artifact.SkillFile, initSkill
+	file, doc := artifact.SkillFile, fmt.Sprintf(initSkill, name, skillmd.PlaceholderSkillDescription, name)
 	if *subagent {
-		file, doc = artifact.AgentFile, initAgent
+		file, doc = artifact.AgentFile, fmt.Sprintf(initAgent, name, skillmd.PlaceholderSubagentDescription, name)
 	}
 	p := filepath.Join(dir, file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -87,7 +89,7 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		printf(stderr, "skilldrop init: %v\n", err)
 		return exitFailure
 	}
-	if _, err := fmt.Fprintf(f, doc, name, name); err != nil {
+	if _, err := io.WriteString(f, doc); err != nil {
 		_ = f.Close()
 		printf(stderr, "skilldrop init: write %s: %v\n", printable(p), err)
 		return exitFailure

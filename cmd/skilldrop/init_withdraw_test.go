@@ -90,3 +90,42 @@ func TestInitValidatePublishWithdraw(t *testing.T) {
 		t.Fatalf("withdraw of a config entry: exit %d, %q", code, errOut)
 	}
 }
+
+// TestInitPlaceholderDescriptionIsWarnedOf, through the built command: the
+// description init writes validates, with a warning saying it is still the
+// placeholder, until it is changed (skill and sub-agent alike).
+func TestInitPlaceholderDescriptionIsWarnedOf(t *testing.T) {
+	work := t.TempDir()
+	for _, tt := range []struct {
+		args      []string
+		dir, file string
+	}{
+		{[]string{"init", "my-skill"}, "my-skill", "SKILL.md"},
+		{[]string{"init", "--subagent", "agents/reviewer"}, "agents/reviewer", "agent.md"},
+	} {
+		if code, _, errOut := builtRun(t, work, tt.args...); code != exitOK {
+			t.Fatalf("%v: exit %d, %s", tt.args, code, errOut)
+		}
+		code, out, errOut := builtRun(t, work, "validate", tt.dir)
+		if code != exitOK || !strings.HasPrefix(out, "ok "+tt.dir+" ") || !strings.Contains(errOut, "warning "+tt.dir+": the description is still skilldrop init's placeholder") {
+			t.Fatalf("validate %s as init wrote it: exit %d, %q %q; want ok and the placeholder warning", tt.dir, code, out, errOut)
+		}
+		p := filepath.Join(work, tt.dir, tt.file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "description: ") {
+				lines[i] = "description: Reviews the diff and says what to fix."
+			}
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, errOut := builtRun(t, work, "validate", tt.dir); code != exitOK || strings.Contains(errOut, "placeholder") {
+			t.Fatalf("validate %s once its description is written: exit %d, %q %q; want no placeholder warning", tt.dir, code, out, errOut)
+		}
+	}
+}

@@ -43,12 +43,13 @@ catalog then holds, never what it foresaw:
   held <key> <name> <version> <digest>        the indexer holds it until a valid agent-skills.yaml is in force
   rejected <path> <code>: <message>           refused (before the upload, or by the indexer)
   uploaded <key> <name> <version> <digest>    uploaded, and not indexed within --wait (or --wait 0: not waited for)
-A held or uploaded line is followed by a note on stderr saying why; every result but held is followed by a
-warning when the bucket's agent-skills.yaml is invalid, deleted or unreadable (new publications are held). With --json, one JSON document (its shape is
+A held or uploaded line is followed by a note on stderr saying why; every other result (once the target is
+read) is followed by a warning when the bucket's agent-skills.yaml is invalid, deleted or unreadable (new
+publications are held). With --json, one JSON document (its shape is
 in the README).
 
 exit status: 0 published or unchanged (or uploaded with --wait 0), 1 rejected or failed, 2 on usage errors (a bad
-flag, a path that does not exist, no region for --bucket), 3 held, 4 uploaded but not indexed within --wait`,
+flag, a path that does not exist, no region for --bucket, a signed --dir without --signing-key), 3 held, 4 uploaded but not indexed within --wait`,
 		run: runPublish,
 	})
 }
@@ -129,7 +130,13 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	out := &resultWriter{w: stdout}
+	var st store.Store // the target, once opened
 	report := func(p publication, status int) int {
+		if st != nil && p.Result != indexer.FateHeld { // a held result's note says why already
+			if err := warnHold(ctx, st, &p); err != nil {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("could not tell whether the indexer holds new publications: %v", err))
+			}
+		}
 		if *asJSON {
 			out.json(p)
 			return finish(out, stderr, status)
@@ -160,15 +167,19 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	lvl, _ := obs.ParseLevel(lv)
 	logger := obs.NewLogger(stderr, lvl)
 	tg.log = logger
-	st, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
+	opened, closeStore, code, ok := tg.openFor(ctx, fs.Name(), stderr)
 	if !ok {
 		return code
 	}
 	defer closeStore()
+	st = opened
 	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle(), Signer: signer})
 	if err != nil {
 		printf(stderr, "skilldrop publish: %v\n", err)
 		return exitFailure
+	}
+	if code, ok := refuseUnsigned(ctx, "skilldrop publish", &tg, ix, st, "uploaded", stderr); !ok {
+		return code
 	}
 	a, unchanged, err := ix.Check(ctx, up.Key, up.Body)
 	if err != nil {
@@ -226,10 +237,6 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fate.Result = indexer.FatePublished
 	case wait == 0:
 		p.Result, p.Message = resultUploaded, "not waited for (--wait 0): the indexer indexes it on its event; `skilldrop status` shows what it did"
-		if err := warnHold(ctx, st, &p); err != nil {
-			printf(stderr, "skilldrop publish: uploaded %s; then %v\n", up.Key, err)
-			return exitFailure
-		}
 		return report(p, exitOK)
 	default:
 		if fate, err = awaitFate(ctx, st, u, wait); err != nil {
@@ -244,10 +251,6 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if fate.Version != "" {
 			p.Version = fate.Version
-		}
-		if err := warnHold(ctx, st, &p); err != nil {
-			printf(stderr, "skilldrop publish: %v\n", err)
-			return exitFailure
 		}
 		return report(p, exitOK)
 	case indexer.FateHeld:

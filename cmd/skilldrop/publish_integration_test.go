@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -133,6 +134,20 @@ func TestPublishReportsWhatTheBucketsIndexerDid(t *testing.T) {
 		!strings.Contains(errOut, "warning five.md: the bucket's agent-skills.yaml is invalid (") {
 		t.Fatalf("publish --wait 0 under a config not read yet: exit %d, stdout %q, stderr %q; want uploaded and a warning", code, out, errOut)
 	}
+	// The same config, and --wait that runs out: the same warning (it was
+	// said with --wait 0 only), text and JSON.
+	skilltest.WriteFiles(t, src, map[string]string{"six.md": skillDoc("six"), "seven.md": skillDoc("seven")})
+	code, out, errOut = publish("six", "2s")
+	if code != exitPending || !strings.HasPrefix(out, "uploaded skills/six.md six ") ||
+		!strings.Contains(errOut, "warning six.md: the bucket's agent-skills.yaml is invalid (") {
+		t.Fatalf("publish --wait 2s under a config not read yet: exit %d, stdout %q, stderr %q; want uploaded and a warning", code, out, errOut)
+	}
+	code, out, _ = builtRun(t, src, "publish", "--bucket", bucket, "--wait", "2s", "--json", "seven.md")
+	var p publication
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code != exitPending || p.Result != "uploaded" ||
+		len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "agent-skills.yaml is invalid") {
+		t.Fatalf("publish --json --wait 2s under a config not read yet: exit %d, %v, %s; want uploaded and the warning", code, err, out)
+	}
 }
 
 // TestWithdrawWaitsForTheBucketsIndexer: the built command's withdraw
@@ -170,5 +185,37 @@ func TestWithdrawWaitsForTheBucketsIndexer(t *testing.T) {
 	if code, out, errOut := builtRun(t, t.TempDir(), "withdraw", "--bucket", bucket, "--wait", "0", "later"); code != exitOK ||
 		out != "deleted skill later skills/later.md\n" || !strings.Contains(errOut, "not waited for") {
 		t.Fatalf("withdraw --wait 0: exit %d, %q %q", code, out, errOut)
+	}
+}
+
+// TestWithdrawRemovesAHeldUploadFromABucket: against a bucket of the
+// emulator, an upload the indexer holds (agent-skills.yaml invalid) is not
+// published, yet withdraw deletes its key and says so, and so is a
+// rejected upload's: neither can go live later.
+func TestWithdrawRemovesAHeldUploadFromABucket(t *testing.T) {
+	bucket, st, ix := bucketAndIndexer(t)
+	ctx := context.Background()
+	// A name mismatch under a valid config is rejected; then, under an
+	// invalid one, a new upload is held.
+	for _, round := range []map[string]string{
+		{"agent-skills.yaml": "version: 1\n", "skills/broken.md": skillDoc("other")},
+		{"agent-skills.yaml": "version: 1\nskills:\n  - name: held-one\n    visibilty: authenticated\n", "skills/held-one.md": skillDoc("held-one")},
+	} {
+		for k, body := range round {
+			if _, err := st.Put(ctx, k, []byte(body), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := ix.Reindex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"held-one": "removed skill held-one skills/held-one.md held\n", "broken": "removed skill broken skills/broken.md rejected\n"} {
+		if code, out, errOut := builtRun(t, t.TempDir(), "withdraw", "--bucket", bucket, name); code != exitOK || out != want {
+			t.Fatalf("withdraw %s: exit %d, %q %q; want %q", name, code, out, errOut, want)
+		}
+		if _, err := st.Head(ctx, "skills/"+name+".md"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("withdraw %s left its key: %v", name, err)
+		}
 	}
 }

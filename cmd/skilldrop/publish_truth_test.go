@@ -29,6 +29,12 @@ func TestPublishSaysHeld(t *testing.T) {
 		!strings.Contains(errOut, "note new.md: the bucket's agent-skills.yaml is invalid") {
 		t.Fatalf("publish under an invalid config: exit %d, stdout %q, stderr %q; want exit 3, held and why", code, out, errOut)
 	}
+	// A rejection while the config is invalid warns of it too.
+	skilltest.WriteFiles(t, src, map[string]string{"bad.md": "no frontmatter"})
+	if code, out, errOut := builtRun(t, src, "publish", "--dir", bucket, "bad.md"); code != exitFailure || !strings.HasPrefix(out, "rejected bad.md ") ||
+		!strings.Contains(errOut, "warning bad.md: ") || !strings.Contains(errOut, "agent-skills.yaml") {
+		t.Fatalf("publish of a rejected file under an invalid config: exit %d, stdout %q, stderr %q; want rejected and the warning", code, out, errOut)
+	}
 	code, out, _ = builtRun(t, src, "publish", "--dir", bucket, "--json", "new.md")
 	var p publication
 	if err := json.Unmarshal([]byte(out), &p); err != nil || code != exitHeld || p.Result != "held" || !strings.Contains(p.Message, "invalid") {

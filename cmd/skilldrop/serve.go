@@ -21,6 +21,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/server"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 	"github.com/skilldrop/skilldrop/pkg/websession"
 )
@@ -190,7 +191,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printf(stderr, "skilldrop serve: index %s: %v\n", *dir, err)
 		return exitFailure
 	}
-	printf(stdout, "serving %s on http://%s (%s)\n\n", st.Path(), l.Addr(), summary(res))
+	printf(stdout, "serving %s on http://%s (%s)\n", st.Path(), l.Addr(), summary(res))
+	if n := configWarnings(ctx, st); n > 0 {
+		printf(stdout, "warning: %s has %d %s (entries that name nothing published, whose settings apply to nothing): "+
+			"skilldrop status --dir %s lists them\n", skillsconfig.Key, n, plural(n, "warning", "warnings"), printable(st.Path()))
+	}
+	printf(stdout, "\n")
 	printf(stdout, "  web catalog    %s%s\n", origin, routes.Catalog)
 	printf(stdout, "  RFC index      %s%s\n", origin, routes.RFCIndex)
 	printf(stdout, "  native feed    %s%s\n", origin, routes.Manifest)
@@ -291,6 +297,24 @@ func listenError(addr string, err error) string {
 }
 
 // summary describes the start-up index in a few words.
+// configWarnings counts the warnings the status document holds on
+// agent-skills.yaml (0 when it cannot be read: the banner only points at
+// status, which says more).
+func configWarnings(ctx context.Context, st store.Store) int {
+	s, err := loadStatus(ctx, st)
+	if err != nil || s == nil {
+		return 0
+	}
+	return len(s.Warnings[skillsconfig.Key])
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 func summary(r *indexer.Result) string {
 	if r == nil {
 		return "indexed"

@@ -262,3 +262,40 @@ func leaked(t *testing.T, origin string) {
 		}
 	}
 }
+
+// TestServeBannerCountsTheConfigsWarnings, through the built command: the
+// banner serve prints once it has indexed says how many warnings the
+// config has (entries naming nothing published: a misspelt hidden skill
+// stays public) and points at status; a config without any gets no line.
+func TestServeBannerCountsTheConfigsWarnings(t *testing.T) {
+	for name, tt := range map[string]struct {
+		config string
+		want   string
+	}{
+		"two misspelt": {"version: 1\nskills:\n  - name: k8s-rolback\n    visibility: authenticated\n  - name: nots\n    visibility: authenticated\n",
+			"warning: agent-skills.yaml has 2 warnings (entries that name nothing published"},
+		"one misspelt": {"version: 1\nskills:\n  - name: k8s-rolback\n    visibility: authenticated\n",
+			"warning: agent-skills.yaml has 1 warning (entries that name nothing published"},
+		"all matched": {"version: 1\nskills:\n  - name: k8s-rollback\n    visibility: authenticated\n", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			skilltest.WriteFiles(t, dir, map[string]string{"skills/k8s-rollback.md": skillDoc("k8s-rollback"), "skills/notes.md": skillDoc("notes"), "agent-skills.yaml": tt.config})
+			cmd, stdout, _, exited := launchBuiltServe(t, dir)
+			defer func() {
+				_ = cmd.Process.Signal(os.Interrupt)
+				if err := <-exited; err != nil {
+					t.Errorf("skilldrop serve did not stop cleanly: %v", err)
+				}
+			}()
+			eventually(t, "serve prints its banner", func() bool { return strings.Contains(stdout.String(), "Ctrl-C stops") })
+			out := stdout.String()
+			switch {
+			case tt.want == "" && strings.Contains(out, "warning:"):
+				t.Fatalf("a banner warning for a config without warnings:\n%s", out)
+			case tt.want != "" && (!strings.Contains(out, tt.want) || !strings.Contains(out, "skilldrop status --dir "+dir+" lists them")):
+				t.Fatalf("the banner lacks %q and the pointer to status:\n%s", tt.want, out)
+			}
+		})
+	}
+}

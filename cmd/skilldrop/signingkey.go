@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"io"
 
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/signing"
+	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // signingKeyFlag adds --signing-key to a command that indexes a directory:
@@ -37,4 +42,30 @@ func dirSigner(name string, tg *target, load func() (signing.Signer, error), std
 		return nil, exitUsage, false
 	}
 	return s, exitOK, true
+}
+
+// refuseUnsigned stops a command that would change a directory's sources
+// (did: "uploaded", "deleted") when the directory's catalog is signed and
+// the command has no --signing-key: indexing the change would then fail
+// with the source already changed, so that `serve` publishes what the
+// command said it could not. ok is false (with the exit status) when the
+// command must stop; nothing has been changed then.
+func refuseUnsigned(ctx context.Context, name string, tg *target, ix *indexer.Indexer, st store.Store, did string, stderr io.Writer) (code int, ok bool) {
+	if tg.dir == "" {
+		return exitOK, true // a bucket's indexer signs
+	}
+	c, _, err := catalog.Load(ctx, st)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return exitOK, true
+	case err != nil:
+		printf(stderr, "%s: %v\n", name, err)
+		return exitFailure, false
+	}
+	if ix.CanWrite(c) == nil {
+		return exitOK, true
+	}
+	printf(stderr, "%s: %s's catalog is signed (key %s), so it is written only with that key: add --signing-key FILE "+
+		"(make run's is .run/signing-key.pem); nothing was %s\n", name, printable(tg.dir), c.Signing.CurrentKey().ID, did)
+	return exitUsage, false
 }

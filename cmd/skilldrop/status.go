@@ -35,7 +35,8 @@ values (such characters as \uXXXX escapes). The JSON shape is in the README.
 
 Each entry shows when its latest version was published (--versions: every version, newest first). A public
 entry whose bytes an authenticated entry holds too (a hidden skill moved into a listing or renamed: visibility
-follows the name, not the bytes) is flagged "same bytes as hidden …"; entries of agent-skills.yaml that name
+follows the name, not the bytes) is flagged "same bytes as hidden …" ("… withdrawn hidden …" once that entry
+is withdrawn: the public one serves what was hidden); entries of agent-skills.yaml that name
 nothing published (a misspelt name, whose settings apply to nothing) are listed under the config.
 
 exit status: 0 (also when nothing was indexed yet), 1 when the catalog cannot be read, 2 on usage errors`,
@@ -531,9 +532,13 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		for _, e := range list {
 			var notes []string
 			for _, o := range e.HiddenElsewhere {
-				what := "same bytes as hidden " + string(o.Kind) + " " + printable(o.ID)
+				hidden := "hidden " + string(o.Kind) + " " + printable(o.ID)
+				if o.Withdrawn {
+					hidden = "withdrawn hidden " + string(o.Kind) + " " + printable(o.ID) // it hides nothing now
+				}
+				what := "same bytes as " + hidden
 				if o.File != "" {
-					what = "shares " + printable(o.File) + " with hidden " + string(o.Kind) + " " + printable(o.ID)
+					what = "shares " + printable(o.File) + " with " + hidden
 				}
 				notes = append(notes, what)
 			}

@@ -23,10 +23,14 @@ import (
 func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 	dir := t.TempDir()
 	secret := string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("secret"), "scripts/rotate.sh": "rotate the keys\n"}))
+	// vault is hidden, live, and holds a file of secret's.
+	vault := string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("vault"), "scripts/rotate.sh": "rotate the keys\n"}))
 	skilltest.WriteFiles(t, dir, map[string]string{
 		"skills/secret.zip": secret,
+		"skills/vault.zip":  vault,
 		"skills/notes.md":   skillDoc("notes"),
-		"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: note\n    visibility: authenticated\n",
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: secret\n    visibility: authenticated\n  - name: note\n    visibility: authenticated\n" +
+			"  - name: vault\n    visibility: authenticated\n",
 	})
 	if code, _, errOut := builtRun(t, dir, "reindex", "--dir", dir); code != exitOK {
 		t.Fatalf("reindex: %d %s", code, errOut)
@@ -51,18 +55,25 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 		"config: 2 of its entries name nothing published",
 		`skills[0]: "secret" names no published skill (listing partner publishes a skill of that name: its entry belongs under listings.partner.skills)`,
 		`skills[1]: "note" names no published skill (did you mean "notes"?)`,
-		"same bytes as hidden skill secret",
+		// secret's own entry is withdrawn (its key moved): it hides nothing now.
+		"same bytes as withdrawn hidden skill secret",
+		"shares scripts/rotate.sh with hidden skill vault",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
-	row := regexp.MustCompile(`(?m)^  partner/secret\s+\S+\s+(\S+)\s+archive\s+public\s.*same bytes as hidden skill secret`)
+	row := regexp.MustCompile(`(?m)^  partner/secret\s+\S+\s+(\S+)\s+archive\s+public\s.*same bytes as withdrawn hidden skill secret`)
 	if m := row.FindStringSubmatch(out); m == nil || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(m[1]) {
 		t.Errorf("the moved skill's row lacks its publish time or the flag:\n%s", out)
 	}
 	if strings.Contains(out, "\nwarnings\n") {
 		t.Errorf("the config's findings are repeated under warnings:\n%s", out)
+	}
+	// No row says a withdrawn entry is hidden: "same bytes as hidden skill
+	// secret" is what status said of it.
+	if strings.Contains(out, "as hidden skill secret") {
+		t.Errorf("status calls the withdrawn secret hidden:\n%s", out)
 	}
 
 	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--versions")
@@ -78,8 +89,9 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 	for _, e := range doc.Skills {
 		switch e.ID {
 		case "partner/secret":
-			if len(e.HiddenElsewhere) != 1 || e.HiddenElsewhere[0].ID != "secret" || e.HiddenElsewhere[0].File != "" {
-				t.Errorf("partner/secret's hiddenElsewhere: %+v", e.HiddenElsewhere)
+			want := []catalog.Overlap{{Kind: catalog.KindSkill, ID: "secret", Withdrawn: true}, {Kind: catalog.KindSkill, ID: "vault", File: "scripts/rotate.sh"}}
+			if !slices.Equal(e.HiddenElsewhere, want) {
+				t.Errorf("partner/secret's hiddenElsewhere: %+v, want %+v", e.HiddenElsewhere, want)
 			}
 		case "notes":
 			if len(e.History) != 2 || e.History[0].Version != "2" || !e.History[0].PublishedAt.Equal(e.PublishedAt) ||
@@ -87,6 +99,14 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 				t.Errorf("notes' history: %+v (latest published %s)", e.History, e.PublishedAt)
 			}
 		}
+	}
+	// vault withdrawn too: the row says so, and still says which bytes.
+	if code, _, errOut := builtRun(t, dir, "withdraw", "--dir", dir, "vault"); code != exitOK {
+		t.Fatalf("withdraw vault: %d %s", code, errOut)
+	}
+	if _, out, _ := builtRun(t, dir, "status", "--dir", dir); !strings.Contains(out, "shares scripts/rotate.sh with withdrawn hidden skill vault") ||
+		strings.Contains(out, "with hidden skill vault") {
+		t.Errorf("status after vault was withdrawn:\n%s", out)
 	}
 }
 

@@ -217,7 +217,13 @@ func validateFolder(dir string, subagent bool, lim archive.Limits) validation {
 	}
 	up, err := publish.Prepare(dir, publish.Options{Subagent: subagent, Limits: lim})
 	if err != nil {
-		return rejected(dir, err)
+		v := rejected(dir, err)
+		if _, laidOut := layoutKeys(dir); laidOut && v.Code == archive.CodeMissingSkillMD {
+			v.Message += fmt.Sprintf("; %s is laid out like a bucket (it holds skills/, listings/ or subagents/), not a skill folder: "+
+				"validate %s, or the skill folders and files in it (skilldrop validate %s)", dir, filepath.Join(dir, artifact.ConfigKey),
+				filepath.Join(dir, filepath.FromSlash(artifact.SkillsPrefix), "*"))
+		}
+		return v
 	}
 	key := up.Key
 	if bk, ok := artifact.BucketKeyOf(filepath.Join(dir, artifact.AgentFile)); ok && !up.Packed && bk.Kind == artifact.KindSubagent {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,6 +50,9 @@ func TestValidateRefusesAConfigThatSaysLess(t *testing.T) {
 		"null":             {"null\n", "invalid_config: the config is empty"},
 		"{}":               {"{}\n", "invalid_config: the config is empty"},
 		"no version":       {strings.TrimPrefix(hide, "version: 1\n"), "invalid_config: version: is required"},
+		`version "1"`:      {strings.Replace(hide, "version: 1", `version: "1"`, 1), `invalid_config: version: must be the number 1 (line 1 holds "1"): write ` + "`version: 1`"},
+		"version 1.0":      {strings.Replace(hide, "version: 1", "version: 1.0", 1), "invalid_config: version: must be the number 1"},
+		"version 2":        {strings.Replace(hide, "version: 1", "version: 2", 1), "invalid_config: version: 2 is not supported"},
 		"visibility ~":     {strings.Replace(hide, "authenticated", "~", 1), "invalid_config: skills[0].visibility: line 4: visibility has no value"},
 		`visibility ""`:    {strings.Replace(hide, "authenticated", `""`, 1), "invalid_config: skills[0].visibility: line 4: visibility is empty"},
 		"misindented line": {hide + "  - name: other\n   visibility: authenticated\n", "invalid_config: YAML: line 6: did not find expected '-' indicator"},
@@ -143,5 +148,27 @@ func TestValidateWarnsOfAListingGateOverPublicEntries(t *testing.T) {
 	writeFile(t, alone, "agent-skills.yaml", config)
 	if code, _, errOut := builtRun(t, alone, "validate", "agent-skills.yaml"); code != exitOK || !strings.Contains(errOut, own) || strings.Contains(errOut, ref) {
 		t.Errorf("without a layout: exit %d, stderr:\n%s\nwant the entry's warning only", code, errOut)
+	}
+}
+
+// TestValidateOfABucketRootSaysSo: through the built command, validate of a
+// directory laid out like a bucket (a copy of examples/bucket) is
+// missing_skill_md, as a folder without SKILL.md is, and says it looks like
+// a bucket and what to validate instead; a plain folder without SKILL.md
+// gets no such hint.
+func TestValidateOfABucketRootSaysSo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bucket")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bucket"))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := builtRun(t, dir, "validate", dir+"/")
+	if code != exitFailure || !strings.Contains(out, "missing_skill_md") || !strings.Contains(out, "is laid out like a bucket") ||
+		!strings.Contains(out, filepath.Join(dir, "agent-skills.yaml")) || !strings.Contains(out, "skilldrop validate "+filepath.Join(dir, "skills", "*")) {
+		t.Fatalf("validate of a bucket root: exit %d, %q %q; want missing_skill_md and the hint", code, out, errOut)
+	}
+	plain := t.TempDir()
+	writeFile(t, plain, "notes.txt", "not a skill")
+	if code, out, _ := builtRun(t, plain, "validate", plain); code != exitFailure || !strings.Contains(out, "missing_skill_md") || strings.Contains(out, "bucket") {
+		t.Fatalf("validate of a folder without SKILL.md: exit %d, %q", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 
+	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
@@ -18,19 +19,23 @@ func init() {
 	register(&command{
 		name:    "withdraw",
 		summary: "withdraw a published skill or sub-agent: delete the key it is published from, and report what the catalog then holds",
-		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR) [--listing L] [--subagent] [--json] [--log-level L] NAME",
+		args:    "(--bucket NAME [--region R] [--profile P] [--wait D] | --dir DIR [--signing-key FILE]) [--listing L] [--subagent] [--json] [--log-level L] NAME",
 		about: `Looks NAME up in the target's catalog (a listing's own skill with --listing, a sub-agent with --subagent),
 deletes the key it is published from (skills/NAME.md, skills/NAME.zip, …; the other files of a skills/NAME/
-folder are left, and ignored), and, as publish does, waits for the indexer (--dir: indexes at once) and reports
+folder are left, and ignored), and, as publish does, waits for the indexer (--dir: indexes at once, signing with
+--signing-key, which a signed directory needs before anything is deleted) and reports
 what the catalog then holds:
   withdrawn <kind> <id> <key>      withdrawn from every surface (its versions stay in the catalog, served nowhere)
   replaced <kind> <id> <key>       another key that claimed the name publishes it now: withdraw again
   deleted <kind> <id> <key>        deleted, and not indexed within --wait (or --wait 0: not waited for)
+  removed <kind> <id> <key> <state> NAME was not published, but this key claimed it: deleted, one line a key, state
+                                   held (waiting for a valid agent-skills.yaml, which would publish it), rejected or
+                                   unindexed; it is never published
 An entry defined in agent-skills.yaml has no key of its own: remove its entry there instead. With --json, one
-JSON document: {"result", "kind", "name", "listing", "key", "source", "message"}.
+JSON document: {"result", "kind", "name", "listing", "key", "source", "message", "removed": [{"key", "state", "code"}]}.
 
-exit status: 0 withdrawn (or deleted with --wait 0), 1 not published, defined in agent-skills.yaml, replaced,
-or failed, 2 on usage errors, 4 deleted but not indexed within --wait`,
+exit status: 0 withdrawn or removed (or deleted with --wait 0), 1 not published (and no key claims NAME), defined in agent-skills.yaml, replaced,
+or failed, 2 on usage errors (a signed --dir without --signing-key), 4 deleted but not indexed within --wait`,
 		run: runWithdraw,
 	})
 }
@@ -46,6 +51,73 @@ type withdrawal struct {
 	Key     string `json:"key"`
 	Source  string `json:"source,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Removed are the keys deleted when the name was not published: held,
+	// rejected or not yet indexed uploads that claimed it (removed).
+	Removed []removedKey `json:"removed,omitempty"`
+}
+
+// resultRemoved is withdraw's result when the name was not published but
+// keys that claimed it were there, and were deleted.
+const resultRemoved = "removed"
+
+// removedKey is one key withdraw deleted although nothing was published
+// from it, and what the catalog said of it: held (waiting for a valid
+// config), rejected (with the code), or unindexed.
+type removedKey struct {
+	Key   string `json:"key"`
+	State string `json:"state"`
+	Code  string `json:"code,omitempty"`
+}
+
+// removeUnpublished deletes the keys in the target that claim name (of
+// kind, in listing) when the catalog publishes none of them: an upload
+// held until a valid config is in force, a rejected one, one not indexed
+// yet. Without this, withdraw said "not published" and a held upload went
+// live once the config was fixed. With --dir each deletion is indexed at
+// once; a bucket's indexer learns of it on its event, and a key deleted
+// is never published whenever that is. ok is false (with the exit status)
+// when withdraw must stop.
+func removeUnpublished(ctx context.Context, st store.Store, ix *indexer.Indexer, tg *target, c *catalog.Catalog, kind catalog.Kind,
+	listing, name string, stderr io.Writer) (removed []removedKey, code int, ok bool) {
+	akind := artifact.KindSkill
+	if kind == catalog.KindSubagent {
+		akind = artifact.KindSubagent
+	}
+	infos, err := st.List(ctx, artifact.NamePrefix(akind, listing, name))
+	if err != nil {
+		printf(stderr, "skilldrop withdraw: list %s: %v\n", tg.String(), err)
+		return nil, exitFailure, false
+	}
+	status, err := loadStatus(ctx, st)
+	if err != nil {
+		printf(stderr, "skilldrop withdraw: %v\n", err)
+		return nil, exitFailure, false
+	}
+	for _, info := range infos {
+		k, err := artifact.ParseKey(info.Key)
+		if err != nil || k.Kind != akind || k.Name != name || k.Listing != listing {
+			continue
+		}
+		r := removedKey{Key: info.Key, State: "unindexed"}
+		switch rej := lastRejection(status, info.Key); {
+		case c.Sources[info.Key].Held:
+			r.State = indexer.FateHeld
+		case rej != nil:
+			r.State, r.Code = indexer.FateRejected, rej.Code
+		}
+		if err := st.Delete(ctx, info.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
+			printf(stderr, "skilldrop withdraw: delete %s from %s: %v\n", info.Key, tg.String(), err)
+			return removed, exitFailure, false
+		}
+		removed = append(removed, r)
+		if tg.dir != "" {
+			if _, err := ix.Reconcile(ctx, info.Key); err != nil {
+				printf(stderr, "skilldrop withdraw: deleted %s; then index it: %v\n", info.Key, err)
+				return removed, exitFailure, false
+			}
+		}
+	}
+	return removed, exitOK, true
 }
 
 func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -56,6 +128,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	subagent := fs.Bool("subagent", false, "NAME is a sub-agent")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of a line")
 	waitFlagged := waitFlag(fs, "withdraw it")
+	signingKey := signingKeyFlag(fs)
 	level := logLevelFlag(fs, "WARN")
 	operands, code, ok := parseArgs(fs, args)
 	if !ok {
@@ -81,6 +154,10 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		printf(stderr, "%s: %v\n", fs.Name(), err)
 		return exitUsage
 	}
+	signer, code, ok := dirSigner(fs.Name(), &tg, signingKey, stderr)
+	if !ok {
+		return code
+	}
 	lvl, _ := obs.ParseLevel(lv)
 	logger := obs.NewLogger(stderr, lvl)
 	tg.log = logger
@@ -89,6 +166,14 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return code
 	}
 	defer closeStore()
+	ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle(), Signer: signer})
+	if err != nil {
+		printf(stderr, "skilldrop withdraw: %v\n", err)
+		return exitFailure
+	}
+	if code, ok := refuseUnsigned(ctx, "skilldrop withdraw", &tg, ix, st, "deleted", stderr); !ok {
+		return code
+	}
 
 	c, _, err := catalog.Load(ctx, st)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -109,8 +194,11 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			out.json(w)
 			return finish(out, stderr, status)
 		}
-		if w.Result != "" {
-			id := catalog.ID(w.Listing, w.Name)
+		id := catalog.ID(w.Listing, w.Name)
+		for _, r := range w.Removed {
+			out.printf("%s %s %s %s %s\n", w.Result, w.Kind, printable(id), printable(r.Key), r.State)
+		}
+		if w.Result != "" && w.Result != resultRemoved {
 			key := w.Key
 			if w.Result == "replaced" {
 				key = w.Source
@@ -129,6 +217,16 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	e := coll[id]
 	if e == nil || !e.LiveAsRead() {
+		removed, code, ok := removeUnpublished(ctx, st, ix, &tg, c, kind, *listing, name, stderr)
+		if !ok {
+			return code
+		}
+		if len(removed) > 0 {
+			w.Result, w.Key, w.Removed = resultRemoved, removed[0].Key, removed
+			w.Message = fmt.Sprintf("%s %s was not published; deleted what claimed the name, so that it is never published "+
+				"(a held upload would be once a valid %s is in force)", kind, printable(id), skillsconfig.Key)
+			return report(exitOK)
+		}
 		w.Message = fmt.Sprintf("%s %s is not published in %s", kind, printable(id), tg.String())
 		if s := suggestLive(coll, name); s != "" {
 			w.Message += fmt.Sprintf(" (did you mean %s?)", printable(s))
@@ -149,11 +247,7 @@ func runWithdraw(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	switch {
 	case tg.dir != "":
-		ix, err := indexer.New(indexer.Config{Store: st, KeepOrigins: true, Logger: logger, Auditor: obs.NewAuditor(logger), ConfigSettle: tg.configSettle()})
-		if err == nil {
-			_, err = ix.Reconcile(ctx, w.Key)
-		}
-		if err != nil {
+		if _, err := ix.Reconcile(ctx, w.Key); err != nil {
 			printf(stderr, "skilldrop withdraw: deleted %s; then index it: %v\n", w.Key, err)
 			return exitFailure
 		}

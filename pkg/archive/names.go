@@ -115,6 +115,7 @@ func checkChars(s string) *Error {
 	if !utf8.ValidString(s) {
 		return fail(CodeInvalidName, s, "not valid UTF-8")
 	}
+	hidden, _ := safetext.HiddenAt(s)
 	for i, r := range s {
 		switch {
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
@@ -127,9 +128,10 @@ func checkChars(s string) *Error {
 			return fail(CodeInvalidName, s, "':' is not allowed")
 		case r < utf8.RuneSelf && strings.IndexByte(windowsReserved, byte(r)) >= 0:
 			return fail(CodeInvalidName, s, "%q is not allowed: Windows refuses it in names", r)
-		case safetext.Invisible(r):
+		case i == hidden:
 			// Invisible, and ignored by some file systems and by people:
-			// "SKILL\u200b.md" looks like SKILL.md, U+202E reverses what follows.
+			// "SKILL\u200b.md" looks like SKILL.md, U+202E reverses what follows
+			// (variation selectors: safetext.HiddenAt).
 			return fail(CodeInvalidName, s, "the invisible character %U at byte %d is not allowed", r, i)
 		}
 	}

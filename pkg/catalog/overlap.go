@@ -15,11 +15,17 @@ type Overlap struct {
 	// File is the path of a file both hold; "" when the whole artifact is
 	// the same.
 	File string `json:"file,omitempty"`
+	// Withdrawn is set when the authenticated entry is withdrawn: its bytes
+	// are hidden nowhere now, and the public entry serves what was hidden
+	// (a hidden skill moved or renamed, or withdrawn after its bytes were
+	// published under another name).
+	Withdrawn bool `json:"withdrawn,omitempty"`
 }
 
 // HiddenElsewhere finds, for each live public entry, the authenticated
 // entries (live or withdrawn) whose latest version holds the same bytes:
-// the same artifact, or a file with the same digest (empty files aside).
+// the same artifact, or a file with the same digest (empty files aside);
+// a withdrawn one is marked so (Overlap.Withdrawn), as it hides nothing now.
 // Visibility follows the name, not the bytes, so a hidden skill whose
 // folder was moved into a listing, or renamed, is published under a name
 // no entry of agent-skills.yaml hides; this is how an operator finds it.
@@ -53,12 +59,12 @@ func HiddenElsewhere(c *Catalog) map[*Entry][]Overlap {
 		}
 		found := map[Overlap]bool{}
 		for _, h := range hidden[v.Digest.String()] {
-			found[Overlap{Kind: h.e.Kind, ID: h.e.ID()}] = true
+			found[Overlap{Kind: h.e.Kind, ID: h.e.ID(), Withdrawn: h.e.Withdrawn}] = true
 		}
 		for _, f := range v.Files {
 			for _, h := range hidden[f.Digest.String()] {
-				if f.Size > 0 && !found[Overlap{Kind: h.e.Kind, ID: h.e.ID()}] {
-					found[Overlap{Kind: h.e.Kind, ID: h.e.ID(), File: f.Path}] = true
+				if f.Size > 0 && !found[Overlap{Kind: h.e.Kind, ID: h.e.ID(), Withdrawn: h.e.Withdrawn}] {
+					found[Overlap{Kind: h.e.Kind, ID: h.e.ID(), File: f.Path, Withdrawn: h.e.Withdrawn}] = true
 				}
 			}
 		}

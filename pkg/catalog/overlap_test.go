@@ -31,10 +31,10 @@ func TestHiddenElsewhere(t *testing.T) {
 	for e, o := range got {
 		byID[e.ID()] = o
 	}
-	if o := byID["p/secret"]; len(o) != 2 || o[0] != (Overlap{Kind: KindSkill, ID: "hidden-too"}) || o[1] != (Overlap{Kind: KindSkill, ID: "secret"}) {
+	if o := byID["p/secret"]; len(o) != 2 || o[0] != (Overlap{Kind: KindSkill, ID: "hidden-too"}) || o[1] != (Overlap{Kind: KindSkill, ID: "secret", Withdrawn: true}) {
 		t.Errorf("p/secret: %+v", o)
 	}
-	if o := byID["renamed"]; len(o) != 1 || o[0] != (Overlap{Kind: KindSkill, ID: "secret", File: "bin/run.sh"}) {
+	if o := byID["renamed"]; len(o) != 1 || o[0] != (Overlap{Kind: KindSkill, ID: "secret", File: "bin/run.sh", Withdrawn: true}) {
 		t.Errorf("renamed: %+v", o)
 	}
 	if len(got) != 2 {

@@ -39,6 +39,21 @@ import (
 // signed AI Catalog behind the feeds.
 var ErrUnsigned = errors.New("indexer: this catalog is signed, and this indexer has no signing key")
 
+// CanWrite is ErrUnsigned (naming the catalog's key) when c is signed and
+// the indexer has no signing key, so could not write it: a command that
+// indexes what it changes asks first, before it uploads or deletes
+// anything, rather than change the source and then fail to index it.
+func (ix *Indexer) CanWrite(c *catalog.Catalog) error {
+	if ix.key != nil || c == nil {
+		return nil
+	}
+	if k := c.Signing.CurrentKey(); k != nil {
+		return fmt.Errorf("%w (key %s): give it the key (the deployment's indexer has it; skilldrop --signing-key FILE) "+
+			"or run the stack's ReindexCommand instead", ErrUnsigned, k.ID)
+	}
+	return nil
+}
+
 // signingKey is an indexer's signer with its public forms, computed once.
 type signingKey struct {
 	signer signing.Signer
@@ -83,11 +98,7 @@ func (ix *Indexer) signingStale(c *catalog.Catalog) bool {
 // which case the attaching write (signPublished) signs it.
 func (ix *Indexer) signInWrite(ctx context.Context, c *catalog.Catalog, d *decisions, establish bool) error {
 	if ix.key == nil {
-		if k := c.Signing.CurrentKey(); k != nil {
-			return fmt.Errorf("%w (key %s): give it the key (the deployment's indexer has it; skilldrop --signing-key FILE) "+
-				"or run the stack's ReindexCommand instead", ErrUnsigned, k.ID)
-		}
-		return nil
+		return ix.CanWrite(c)
 	}
 	if err := ix.recordKey(ctx, c); err != nil {
 		return err

@@ -36,6 +36,48 @@ func Invisible(r rune) bool {
 	return r >= utf8.RuneSelf && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r))
 }
 
+// Blank reports whether r shows as an empty cell although it is neither a
+// space nor default-ignorable (so not Invisible): U+2800 BRAILLE PATTERN
+// BLANK, which passes for a space where a space would be trimmed or seen.
+func Blank(r rune) bool { return r == 0x2800 }
+
+// VariationSelector reports whether r selects a variant of the character
+// before it: U+FE00–FE0F, U+E0100–E01EF and the Mongolian free variation
+// selectors U+180B–180D and U+180F. A selector shows as nothing.
+func VariationSelector(r rune) bool { return unicode.Is(unicode.Variation_Selector, r) }
+
+// HiddenAt returns the byte index of the first character of s that hides
+// text, and that character, or -1 and 0 when none does: an Invisible or
+// Blank one, or a variation selector other than one U+FE0E or U+FE0F
+// (text or emoji presentation) directly after a visible base character (a
+// letter, digit, symbol or punctuation mark). The variation selectors are
+// 256 invisible values, so a run of them after one character is a byte
+// each of text that shows as that character alone: "ignore previous
+// instructions" fits after an emoji. The ideographic selectors
+// U+E0100–E01EF and the other standardized ones are refused even alone; a
+// person can write the variant itself.
+func HiddenAt(s string) (int, rune) {
+	var prev rune // the character before r; 0 at the start
+	for i, r := range s {
+		switch {
+		case Invisible(r), Blank(r):
+			return i, r
+		case VariationSelector(r):
+			if (r != 0xfe0e && r != 0xfe0f) || !takesVariation(prev) {
+				return i, r
+			}
+		}
+		prev = r
+	}
+	return -1, 0
+}
+
+// takesVariation reports whether a presentation selector may follow r: a
+// visible base character, not a space, a mark, a selector or nothing.
+func takesVariation(r rune) bool {
+	return r != 0 && (unicode.In(r, unicode.L, unicode.N, unicode.S, unicode.P))
+}
+
 // Control reports whether r is a control character other than the tab and
 // the line feed prose may hold: the other C0 controls (a carriage return
 // rewrites a terminal line), DEL, the C1 controls (U+009B starts a terminal

@@ -77,3 +77,33 @@ func TestJSONKeepsTheValueAndEscapesTheCharacters(t *testing.T) {
 		t.Error("the writer dropped the line's newline")
 	}
 }
+
+// TestHiddenAt: what shows as nothing is found, a run of variation
+// selectors included (each is a byte of hidden text), while one emoji or
+// text presentation selector after its base character is not.
+func TestHiddenAt(t *testing.T) {
+	// "hi" as variation selectors after an emoji: U+E0100 + 'h'-16, …
+	smuggled := "nice \U0001F600" + string(rune(0xe0100+'h'-16)) + string(rune(0xe0100+'i'-16))
+	for in, want := range map[string]int{
+		"plain text, café":             -1,
+		"a heart \u2764\ufe0f here":    -1, // emoji presentation
+		"keycap 1\ufe0f\u20e3":         -1,
+		"text style \u2764\ufe0e":      -1,
+		smuggled:                       len("nice \U0001F600"),
+		"two \U0001F600\ufe0f\ufe0f":   len("two \U0001F600\ufe0f"),
+		"run \u2764\ufe01\ufe02":       len("run \u2764"),
+		"\ufe0f at the start":          0,
+		"after a space \ufe0f":         len("after a space "),
+		"ideographic \u845b\U000e0100": len("ideographic \u845b"),
+		"mongolian \u1820\u180b":       len("mongolian \u1820"),
+		"braille\u2800blank":           len("braille"),
+		"hangul\u3164filler":           len("hangul"),
+		"halfwidth\uffa0filler":        len("halfwidth"),
+		"zero\u200bwidth":              len("zero"),
+		"tag\U000e0041":                len("tag"),
+	} {
+		if got, _ := HiddenAt(in); got != want {
+			t.Errorf("HiddenAt(%q) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -499,3 +499,78 @@ func tarChecksum(h []byte) bool {
 	}
 	return sum == want
 }
+
+// minSelectorRun is the shortest run of variation selectors flagged: text
+// has one at most after a character (an emoji's presentation, an
+// ideographic variant), never two in a row.
+const minSelectorRun = 2
+
+// variationSelectors flags a run of variation selectors (U+FE00–FE0F,
+// U+E0100–E01EF): they show as nothing, and there are 256 of them, so a
+// run after one character is a byte each of hidden text (U+FE00+b for b
+// below 16, U+E0100+b-16 from 16), which models read. The text the runs
+// spell is scanned too, one layer deeper, and its findings reported at the
+// first run's line.
+func (s *scanner) variationSelectors(data []byte, depth int, out emit) {
+	first, start, run := -1, 0, 0
+	var spelled, cur []byte
+	end := func() {
+		if run >= minSelectorRun {
+			if first < 0 {
+				first = start
+			}
+			if len(spelled) < maxTagText {
+				spelled = append(spelled, cur...)
+			}
+		}
+		run, cur = 0, cur[:0]
+	}
+	for i := 0; i < len(data); {
+		if c := data[i]; c != 0xEF && c != 0xF3 { // no selector starts with another byte
+			if run > 0 {
+				end()
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		b, ok := selectorByte(r)
+		if !ok {
+			if run > 0 {
+				end()
+			}
+			i += size
+			continue
+		}
+		if run == 0 {
+			start = i
+		}
+		run++
+		cur = append(cur, b)
+		i += size
+	}
+	if run > 0 {
+		end()
+	}
+	if first < 0 {
+		return
+	}
+	line := bytes.Count(data[:first], []byte{'\n'}) + 1
+	out(s.p.detector["variation-selector-run"], line, "")
+	if depth < s.budget.MaxDepth {
+		s.scanText(spelled, depth+1, func(r *Rule, _ int, note string) {
+			out(r, line, join("in the text the variation selectors spell", note))
+		})
+	}
+}
+
+// selectorByte is the byte a variation selector stands for in a run.
+func selectorByte(r rune) (byte, bool) {
+	switch {
+	case r >= 0xFE00 && r <= 0xFE0F:
+		return byte(r - 0xFE00), true
+	case r >= 0xE0100 && r <= 0xE01EF:
+		return byte(r - 0xE0100 + 16), true
+	}
+	return 0, false
+}

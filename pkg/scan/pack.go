@@ -21,7 +21,7 @@ import (
 var rulesYAML []byte
 
 // EnginePrefix starts every engine version: the scanner's name, then the
-// rule pack's version ("skilldrop-scan/2026.07.1").
+// rule pack's version ("skilldrop-scan/2026.12.1").
 const EnginePrefix = "skilldrop-scan/"
 
 // Rule is one rule of a pack, as the pack's YAML gives it.
@@ -193,7 +193,7 @@ func (r *Rule) Signal() bool { return r.Severity == 0 }
 
 // The detectors written in code (detect.go), by the names a pack uses.
 var detectors = []string{
-	"unicode-tags", "bidi-controls", "zero-width-run", "html-comment", "decoded-findings",
+	"unicode-tags", "bidi-controls", "zero-width-run", "variation-selector-run", "html-comment", "decoded-findings",
 	"native-executable", "bytecode", "nested-archive", "eicar", "budget",
 }
 

@@ -184,6 +184,7 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	if inv.zeroWidthLine > 0 {
 		out(d["zero-width-run"], inv.zeroWidthLine, "")
 	}
+	s.variationSelectors(data, depth, out)
 	s.patterns(v, out)
 	if dv := decomment(v); dv != nil {
 		s.patterns(dv, out)

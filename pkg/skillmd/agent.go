@@ -63,6 +63,9 @@ func ParseAgent(doc []byte) (*Agent, error) {
 		return nil, err
 	}
 	a.Name, a.Description, a.Metadata, a.Version, a.Body = h.name, h.description, h.metadata, h.version, body
+	if w := PlaceholderWarning(a.Description); w != "" {
+		a.Warnings = append(a.Warnings, w)
+	}
 	a.Frontmatter, a.FrontmatterIssue = h.frontmatter, h.frontmatterIssue
 	if _, err := a.VersionLabel(); err != nil {
 		return nil, err

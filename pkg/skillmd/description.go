@@ -5,6 +5,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/safetext"
@@ -32,11 +33,31 @@ var scriptURL = regexp.MustCompile(`(?i)\b(?:javascript|vbscript|data):[^\s]`)
 // the semicolon ("&copy"). Whether it is one is html.UnescapeString's call.
 var reference = regexp.MustCompile(`&(?:#[xX]?[0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?`)
 
+// The descriptions `skilldrop init` writes, which say what to write
+// instead: valid, so that a new folder validates as it is, but warned of
+// (PlaceholderWarning) until they are changed.
+const (
+	PlaceholderSkillDescription    = "Say what this skill does and when an agent should use it, in a sentence or two; a skill picker shows this."
+	PlaceholderSubagentDescription = "Say what this sub-agent does and when to hand a task to it."
+)
+
+// PlaceholderWarning is the warning for a description that is still
+// init's placeholder, or "".
+func PlaceholderWarning(description string) string {
+	if d := strings.TrimSpace(description); d != PlaceholderSkillDescription && d != PlaceholderSubagentDescription {
+		return ""
+	}
+	return "the description is still skilldrop init's placeholder: say what it does and when an agent should use it " +
+		"(what a skill picker shows and an agent chooses by)"
+}
+
 // ValidateDescription checks a description, the frontmatter's or an
 // agent-skills.yaml override: 1 to MaxDescriptionLen characters of plain
-// text. It refuses what names refuse and a skill picker would show as
-// something other than what an agent reads: invisible characters (bidi
-// overrides, zero-width characters, tag characters), control characters
+// text, not only whitespace. It refuses what names refuse and a skill picker
+// would show as something other than what an agent reads: invisible
+// characters (bidi overrides, zero-width characters, tag characters, the
+// Braille blank, variation selectors but one presentation selector after
+// its base: safetext.HiddenAt), control characters
 // (tab and line feed aside), markup (a tag such as <img>, a comment), a
 // markdown link or image (which a renderer follows or loads: a tracking
 // pixel, a javascript: link) and a javascript:, vbscript: or data: URL. An
@@ -47,6 +68,9 @@ var reference = regexp.MustCompile(`&(?:#[xX]?[0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*)
 func ValidateDescription(s string) error {
 	if err := checkLen("description", s, 1, MaxDescriptionLen); err != nil {
 		return err
+	}
+	if strings.TrimFunc(s, unicode.IsSpace) == "" {
+		return fail(CodeInvalidFrontmatter, "description", "is only whitespace: say what the skill does and when an agent should use it")
 	}
 	if err := plainText(s, ""); err != nil {
 		return err
@@ -68,14 +92,19 @@ func ValidateDescription(s string) error {
 // character references, to s; how says what s is ("": the text as written).
 func plainText(s, how string) error {
 	n := 0
-	for _, r := range s {
+	hidden, _ := safetext.HiddenAt(s)
+	for i, r := range s {
 		n++
 		switch {
 		case r == utf8.RuneError:
 			return fail(CodeInvalidFrontmatter, "description", "is not valid UTF-8%s", how)
-		case safetext.Invisible(r):
+		case i == hidden && safetext.VariationSelector(r):
+			return fail(CodeInvalidFrontmatter, "description", "holds the variation selector %U at character %d%s: selectors show as "+
+				"nothing, and a run of them after a character encodes hidden text (one byte each); only one U+FE0E or U+FE0F "+
+				"directly after an emoji or symbol is allowed; remove it", r, n, how)
+		case i == hidden:
 			return fail(CodeInvalidFrontmatter, "description", "holds the invisible character %U at character %d%s: a skill picker would "+
-				"show other text than an agent reads (bidi overrides reorder it, zero-width characters hide in it); remove it", r, n, how)
+				"show other text than an agent reads (bidi overrides reorder it, zero-width characters and blanks hide in it); remove it", r, n, how)
 		case safetext.Control(r):
 			return fail(CodeInvalidFrontmatter, "description", "holds the control character %U at character %d%s; descriptions are plain "+
 				"text (tabs and line breaks aside)", r, n, how)

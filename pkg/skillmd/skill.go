@@ -67,6 +67,9 @@ func ParseSkill(doc []byte) (*Skill, error) {
 		return nil, err
 	}
 	s.Name, s.Description, s.Metadata, s.Version, s.Body = h.name, h.description, h.metadata, h.version, body
+	if w := PlaceholderWarning(s.Description); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	s.Frontmatter, s.FrontmatterIssue = h.frontmatter, h.frontmatterIssue
 	if err := checkLen("compatibility", s.Compatibility, 0, MaxCompatibilityLen); err != nil {
 		return nil, err

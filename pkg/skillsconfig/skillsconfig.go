@@ -245,13 +245,28 @@ func (c *Config) index() {
 
 // raw types mirror the YAML; decoding with KnownFields rejects unknown keys.
 type rawConfig struct {
-	Version           *int                  `yaml:"version"`
+	Version           *configVersion        `yaml:"version"`
 	DefaultVisibility string                `yaml:"default_visibility"`
 	Skills            []rawEntry            `yaml:"skills"`
 	Subagents         []rawEntry            `yaml:"subagents"`
 	Listings          map[string]rawListing `yaml:"listings"`
 	Scan              *rawScan              `yaml:"scan"`
 	Revoke            []rawRevoke           `yaml:"revoke"`
+}
+
+// configVersion is the version key's value, which must be a YAML integer:
+// `version: "1"` is refused by saying so, not with the decoder's type
+// error.
+type configVersion int
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (v *configVersion) UnmarshalYAML(n *yaml.Node) error {
+	var i int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
+		return fail("version", "must be the number 1 (line %d holds %s): write `version: 1`, without quotes", n.Line, clip(strconv.Quote(n.Value)))
+	}
+	*v = configVersion(i)
+	return nil
 }
 
 type rawListing struct {
@@ -312,6 +327,9 @@ func parse(doc []byte, strict bool) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		if e := (*Error)(nil); errors.As(err, &e) {
+			return nil, e // the value's own refusal (configVersion)
+		}
 		return nil, fail("", "%s", yamlMessage(doc, err))
 	}
 	var extra yaml.Node
