@@ -214,27 +214,47 @@ var confusable = map[rune]byte{
 func decomment(v *view) *view {
 	t := v.text
 	var out *view
-	for start := 0; start <= len(t); {
-		end := len(t)
-		if i := bytes.IndexByte(t[start:], '\n'); i >= 0 {
-			end = start + i
-		}
-		if line := t[start:end]; bytes.Contains(line, []byte("<!--")) || bytes.Contains(line, []byte("/*")) ||
-			bytes.Contains(line, []byte("''")) || bytes.Contains(line, []byte(`""`)) {
-			if out == nil {
-				out = &view{}
+	// The next place each kind of noise starts (-1: none left), so that
+	// only the lines holding some are read.
+	var next [len(noiseMarks)]int
+	for k, m := range noiseMarks {
+		next[k] = indexFrom(t, 0, m)
+	}
+	for {
+		at := -1
+		for _, n := range next {
+			if n >= 0 && (at < 0 || n < at) {
+				at = n
 			}
-			out.orig = append(out.orig, v.line(start))
-			out.lines = append(out.lines, len(out.text))
-			out.text = append(stripNoise(out.text, line), '\n')
 		}
-		start = end + 1
+		if at < 0 {
+			break
+		}
+		start := bytes.LastIndexByte(t[:at], '\n') + 1
+		end := len(t)
+		if i := bytes.IndexByte(t[at:], '\n'); i >= 0 {
+			end = at + i
+		}
+		if out == nil {
+			out = &view{}
+		}
+		out.orig = append(out.orig, v.line(start))
+		out.lines = append(out.lines, len(out.text))
+		out.text = append(stripNoise(out.text, t[start:end]), '\n')
+		for k, n := range next {
+			if n >= 0 && n <= end {
+				next[k] = indexFrom(t, end+1, noiseMarks[k])
+			}
+		}
 	}
 	if out != nil {
 		out.lower = lowered(out.text)
 	}
 	return out
 }
+
+// noiseMarks start the comment noise decomment takes out.
+var noiseMarks = [...]string{"<!--", "/*", "''", `""`}
 
 // stripNoise appends line to out without its comments and empty quotes.
 func stripNoise(out, line []byte) []byte {
