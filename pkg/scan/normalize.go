@@ -14,9 +14,6 @@ import (
 // one logical line; lines maps it back to the lines of the original.
 type view struct {
 	text []byte
-	// lower is text with ASCII letters lower-cased, which the
-	// case-insensitive patterns read.
-	lower []byte
 	// lines[i] is the offset in text where line i+1 of the original
 	// starts, or where line orig[i] does when orig is set (a view of some
 	// of the lines: decomment).
@@ -43,18 +40,31 @@ type invisible struct {
 // maxTagText bounds the hidden text collected from tag characters.
 const maxTagText = 64 << 10
 
-// normalize builds the view of data (valid or invalid UTF-8 alike).
+// normalize builds the view of data (valid or invalid UTF-8 alike). The
+// lines that normalising leaves as they are (ASCII without tabs, runs of
+// blanks or a continuation, as most are) are not copied: up to the first
+// line that changes, the view's text is data itself.
 func normalize(data []byte) (*view, invisible) {
-	out := make([]byte, 0, len(data))
 	v := &view{lines: make([]int, 1, len(data)/40+1)}
 	var inv invisible
-	lineStart := 0 // in out
+	ls := asIs(data, v)
+	if ls == len(data) {
+		v.text = data
+		return v, inv
+	}
+	out := append(make([]byte, 0, len(data)), data[:ls]...)
+	lineStart := ls // in out
 	zeroRun := 0
-	for i := 0; i < len(data); {
-		// Most bytes are copied as they are.
+	for i := ls; i < len(data); {
+		// Most bytes are copied as they are: a blank too, when it is
+		// one between two others.
 		j := i
-		for j < len(data) && plain[data[j]] {
-			j++
+		for j < len(data) {
+			if c := data[j]; plain[c] || c == ' ' && j > i && j+1 < len(data) && plain[data[j+1]] {
+				j++
+				continue
+			}
+			break
 		}
 		if j > i {
 			out = append(out, data[i:j]...)
@@ -111,16 +121,28 @@ func normalize(data []byte) (*view, invisible) {
 		}
 	}
 	v.text = out
-	v.lower = lowered(out)
 	return v, inv
 }
 
-func lowered(t []byte) []byte {
-	out := make([]byte, len(t))
-	for i, c := range t {
-		out[i] = lower[c]
+// asIs is where the first line of data that normalising changes starts
+// (len(data) when none does), having recorded the lines before it in v:
+// a line stays as it is when it is ASCII without a tab or two blanks in a
+// row, and does not continue on the next.
+func asIs(data []byte, v *view) int {
+	lineStart := 0
+	for i, c := range data {
+		switch {
+		case c >= utf8.RuneSelf, c == '\t', c == ' ' && i > lineStart && data[i-1] == ' ':
+			return lineStart
+		case c == '\n':
+			if n, sep := lineEnding(data[:i], lineStart); n != i || sep != '\n' {
+				return lineStart
+			}
+			lineStart = i + 1
+			v.lines = append(v.lines, lineStart)
+		}
 	}
-	return out
+	return len(data)
 }
 
 // plain are the bytes normalize copies as they are: ASCII but blanks and
@@ -144,11 +166,22 @@ func zeroWidth(r rune) bool {
 	return false
 }
 
-// joinOrBreak ends a line of out (which started at lineStart): a newline,
-// or a space when the line continues on the next (a trailing | or &&
+// joinOrBreak ends a line of out (which started at lineStart) as
+// lineEnding says.
+func joinOrBreak(out []byte, lineStart int) []byte {
+	n, sep := lineEnding(out, lineStart)
+	if out = out[:n]; sep != 0 {
+		out = append(out, sep)
+	}
+	return out
+}
+
+// lineEnding says how a line of out (which started at lineStart) ends: out
+// is cut to n bytes, then sep is appended (0: nothing). A line ends with a
+// newline, or a space when it continues on the next (a trailing | or &&
 // outside a markdown table row); a trailing backslash goes, joining the
 // lines as a shell does (cu\<newline>rl is curl), but for a drive's root.
-func joinOrBreak(out []byte, lineStart int) []byte {
+func lineEnding(out []byte, lineStart int) (n int, sep byte) {
 	j := len(out) - 1
 	for j >= lineStart && (out[j] == ' ' || out[j] == '\t' || out[j] == '\r') {
 		j--
@@ -156,21 +189,21 @@ func joinOrBreak(out []byte, lineStart int) []byte {
 	switch {
 	case j < lineStart:
 	case out[j] == '\\' && j > lineStart && out[j-1] == ':':
-		return append(out, ' ') // a drive's root (C:\\), not a continuation
+		return len(out), ' ' // a drive's root (C:\\), not a continuation
 	case out[j] == '\\' && j == len(out)-1:
-		return out[:j]
+		return j, 0
 	case out[j] == '\\':
-		return append(out[:j], ' ')
+		return j, ' '
 	case out[j] == '|' || (out[j] == '&' && j > lineStart && out[j-1] == '&'):
 		k := lineStart
 		for k < j && (out[k] == ' ' || out[k] == '\t') {
 			k++
 		}
 		if out[k] != '|' {
-			return append(out, ' ')
+			return len(out), ' '
 		}
 	}
-	return append(out, '\n')
+	return len(out), '\n'
 }
 
 // appendFolded appends r (whose encoding is enc) folded to the ASCII letter
@@ -246,9 +279,6 @@ func decomment(v *view) *view {
 				next[k] = indexFrom(t, end+1, noiseMarks[k])
 			}
 		}
-	}
-	if out != nil {
-		out.lower = lowered(out.text)
 	}
 	return out
 }

@@ -45,6 +45,9 @@ const (
 // logical line.
 const windowAfter = 1024
 
+// lowAhead is how far past a window the patterns lower-case the text.
+const lowAhead = 4096
+
 // Files scans files with the embedded rule pack and the default budget.
 func Files(files []archive.File) Report { return Default().Scan(files, Budget{}) }
 
@@ -201,6 +204,22 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 func (s *scanner) patterns(v *view, out emit) {
 	t := v.text
 	count := make([]int, len(s.p.rules))
+	// The case-insensitive patterns read t lower-cased, done where they
+	// run: low is t[lowFrom:lowFrom+len(low)] lower-cased.
+	var low []byte
+	lowFrom := 0
+	lowered := func(start, we int) []byte {
+		if start < lowFrom || we > lowFrom+len(low) {
+			// Ahead as well, so that the windows of one line, or of
+			// the next lines, are lower-cased once.
+			src := t[start:min(len(t), we+lowAhead)]
+			lowFrom, low = start, slices.Grow(low[:0], len(src))[:len(src)]
+			for i, c := range src {
+				low[i] = lower[c]
+			}
+		}
+		return low[start-lowFrom : we-lowFrom]
+	}
 	s.p.keywords.find(t, func(k, end int) {
 		start := end - s.p.keywords.lens[k]
 		if s.over || (start > 0 && word[t[start]] && word[t[start-1]]) {
@@ -218,14 +237,14 @@ func (s *scanner) patterns(v *view, out emit) {
 				s.overBudget(out, v.line(start))
 				return
 			}
-			text := v.lower
-			if r.Case == "sensitive" {
-				text = t
+			w := t[start:we]
+			if r.Case != "sensitive" {
+				w = lowered(start, we)
 			}
-			if len(r.requires) > 0 && !containsAny(text[start:we], r.requires) {
+			if len(r.requires) > 0 && !containsAny(w, r.requires) {
 				continue
 			}
-			loc := m.re.FindIndex(text[start:we])
+			loc := m.re.FindIndex(w)
 			if loc == nil || (r.valid != nil && !r.valid(t, start, start+loc[1])) {
 				continue
 			}

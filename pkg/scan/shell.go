@@ -68,9 +68,6 @@ func shellView(v *view) *view {
 			}
 		}
 	}
-	if out != nil {
-		out.lower = lowered(out.text)
-	}
 	return out
 }
 
