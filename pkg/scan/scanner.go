@@ -220,12 +220,20 @@ func (s *scanner) patterns(v *view, out emit) {
 		}
 		return low[start-lowFrom : we-lowFrom]
 	}
+	nl := -1 // the first newline at or after the last hit's end, or len(t)
 	s.p.keywords.find(t, func(k, end int) {
-		start := end - s.p.keywords.lens[k]
-		if s.over || (start > 0 && word[t[start]] && word[t[start-1]]) {
-			return // a keyword is the start of a word
+		if s.over {
+			return
 		}
-		we := lineEnd(t, end)
+		start := end - s.p.keywords.lens[k]
+		if nl < end {
+			if nl = indexByteFrom(t, end, '\n'); nl < 0 {
+				nl = len(t)
+			}
+		}
+		// The logical line, at most windowAfter bytes on: how far a
+		// pattern may read.
+		we := min(nl, end+windowAfter)
 		for _, m := range s.p.rulesOf[k] {
 			r := m.rule
 			i := r.index
@@ -271,16 +279,6 @@ var word = func() (w [256]bool) {
 	}
 	return w
 }()
-
-// lineEnd is where the logical line holding offset end ends, at most
-// windowAfter bytes on: how far a pattern may read.
-func lineEnd(t []byte, end int) int {
-	hi := min(len(t), end+windowAfter)
-	if i := bytes.IndexByte(t[end:hi], '\n'); i >= 0 {
-		return end + i
-	}
-	return hi
-}
 
 func join(a, b string) string {
 	if b == "" {
