@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sort"
 	"unicode/utf8"
 
@@ -129,20 +130,47 @@ func normalize(data []byte) (*view, invisible) {
 // a line stays as it is when it is ASCII without a tab or two blanks in a
 // row, and does not continue on the next.
 func asIs(data []byte, v *view) int {
+	// Where the first tab, two blanks or non-ASCII byte is.
+	stop := len(data)
+	if i := bytes.IndexByte(data, '\t'); i >= 0 {
+		stop = i
+	}
+	if i := bytes.Index(data[:stop], []byte("  ")); i >= 0 {
+		stop = i
+	}
+	stop = ascii(data[:stop])
 	lineStart := 0
-	for i, c := range data {
-		switch {
-		case c >= utf8.RuneSelf, c == '\t', c == ' ' && i > lineStart && data[i-1] == ' ':
-			return lineStart
-		case c == '\n':
-			if n, sep := lineEnding(data[:i], lineStart); n != i || sep != '\n' {
-				return lineStart
+	for {
+		i := indexByteFrom(data[:stop], lineStart, '\n')
+		if i < 0 {
+			if stop == len(data) {
+				return len(data)
 			}
-			lineStart = i + 1
-			v.lines = append(v.lines, lineStart)
+			return lineStart
+		}
+		if n, sep := lineEnding(data[:i], lineStart); n != i || sep != '\n' {
+			return lineStart
+		}
+		lineStart = i + 1
+		v.lines = append(v.lines, lineStart)
+	}
+}
+
+// ascii is how many bytes data starts with that are ASCII, read eight at a
+// time.
+func ascii(data []byte) int {
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		if binary.LittleEndian.Uint64(data[i:])&0x8080808080808080 != 0 {
+			break
 		}
 	}
-	return len(data)
+	for ; i < len(data); i++ {
+		if data[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // plain are the bytes normalize copies as they are: ASCII but blanks and

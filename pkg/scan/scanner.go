@@ -100,6 +100,7 @@ type scanner struct {
 	// inComment is set while the content of an HTML comment is scanned.
 	inComment int
 	findings  []Finding
+	count     []int
 	seen      map[findingKey]bool
 	// first is where each rule (signals included) was first found, for
 	// the combinations.
@@ -203,7 +204,13 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 // patterns matches the pattern rules where their keywords start in v.
 func (s *scanner) patterns(v *view, out emit) {
 	t := v.text
-	count := make([]int, len(s.p.rules))
+	// count[i] is how many times rule i was found in this text (patterns
+	// never runs inside itself, so one buffer serves every text).
+	if s.count == nil {
+		s.count = make([]int, len(s.p.rules))
+	}
+	count := s.count
+	clear(count)
 	// The case-insensitive patterns read t lower-cased, done where they
 	// run: low is t[lowFrom:lowFrom+len(low)] lower-cased.
 	var low []byte
