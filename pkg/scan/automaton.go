@@ -14,6 +14,9 @@ type automaton struct {
 	next []uint32
 	out  [][]int // out[state]: the keywords ending there
 	lens []int   // lens[k]: the length of keyword k
+	// atWord[k]: keyword k starts with a word byte, so it is found only
+	// where a word starts.
+	atWord []bool
 }
 
 var lower = func() (t [256]byte) {
@@ -27,7 +30,7 @@ var lower = func() (t [256]byte) {
 }()
 
 func newAutomaton(words []string) *automaton {
-	a := &automaton{lens: make([]int, len(words)), classes: 1}
+	a := &automaton{lens: make([]int, len(words)), atWord: make([]bool, len(words)), classes: 1}
 	for _, w := range words {
 		for i := 0; i < len(w); i++ {
 			if c := w[i]; a.class[c] == 0 {
@@ -48,6 +51,7 @@ func newAutomaton(words []string) *automaton {
 	a.out = [][]int{nil}
 	for k, w := range words {
 		a.lens[k] = len(w)
+		a.atWord[k] = word[w[0]]
 		s := int32(0)
 		for i := 0; i < len(w); i++ {
 			c := a.class[w[i]]
@@ -100,18 +104,91 @@ func newAutomaton(words []string) *automaton {
 	return a
 }
 
+// findBlock is how much text find reads as two streams at a time.
+const findBlock = 64 << 10
+
 // find calls hit(k, end) for every occurrence of keyword k ending at
-// offset end (exclusive) of text.
+// offset end (exclusive) of text, in order of end, but where a keyword
+// that starts with a word byte starts inside a word.
+//
+// A step of the automaton waits for the load of the step before it, so
+// find runs two at once, on the two halves of each block of text, to keep
+// the processor busy: the second half starts after a byte no keyword holds
+// (where the automaton is in its start state whatever came before), and
+// its hits wait in a buffer until the first half's are reported.
 func (a *automaton) find(text []byte, hit func(k, end int)) {
 	var s uint32
+	var later []uint64 // the second half's hits: k<<32 | end
+	for lo := 0; lo < len(text); {
+		hi := min(len(text), lo+findBlock)
+		mid := lo + (hi-lo)/2
+		for mid < hi && a.class[text[mid]] != 0 {
+			mid++
+		}
+		if hi-lo < 256 || mid+1 >= hi {
+			s = a.run(text, lo, hi, s, hit)
+			lo = hi
+			continue
+		}
+		mid++
+		later = later[:0]
+		s = a.run2(text, lo, mid, hi, s, hit, &later)
+		for _, h := range later {
+			hit(int(h>>32), int(uint32(h)))
+		}
+		lo = hi
+	}
+}
+
+// run steps the automaton from state s over text[lo:hi], calling hit.
+func (a *automaton) run(text []byte, lo, hi int, s uint32, hit func(k, end int)) uint32 {
 	next, class := a.next, &a.class
-	for i, b := range text {
+	for i, b := range text[lo:hi] {
 		v := next[s+uint32(class[b])]
 		s = v >> 1
 		if v&1 != 0 {
-			for _, k := range a.out[s/uint32(a.classes)] {
-				hit(k, i+1)
+			a.hits(text, s, lo+i+1, hit, nil)
+		}
+	}
+	return s
+}
+
+// run2 steps the automaton over text[lo:mid] from state s, calling hit,
+// and at once over text[mid:hi] (not longer) from the start state,
+// appending its hits to later; it returns the state at hi.
+func (a *automaton) run2(text []byte, lo, mid, hi int, s uint32, hit func(k, end int), later *[]uint64) uint32 {
+	next, class := a.next, &a.class
+	tb := text[mid:hi]
+	ta := text[lo : lo+len(tb)]
+	var sb uint32
+	for i, b := range tb {
+		va := next[s+uint32(class[ta[i]])]
+		vb := next[sb+uint32(class[b])]
+		s, sb = va>>1, vb>>1
+		if (va|vb)&1 != 0 {
+			if va&1 != 0 {
+				a.hits(text, s, lo+i+1, hit, nil)
 			}
+			if vb&1 != 0 {
+				a.hits(text, sb, mid+i+1, nil, later)
+			}
+		}
+	}
+	a.run(text, lo+len(tb), mid, s, hit)
+	return sb
+}
+
+// hits reports the keywords ending at end in state s: to hit, or when it
+// is nil appended to later.
+func (a *automaton) hits(text []byte, s uint32, end int, hit func(k, end int), later *[]uint64) {
+	for _, k := range a.out[s/uint32(a.classes)] {
+		if start := end - a.lens[k]; a.atWord[k] && start > 0 && word[text[start-1]] {
+			continue
+		}
+		if hit != nil {
+			hit(k, end)
+		} else {
+			*later = append(*later, uint64(k)<<32|uint64(end))
 		}
 	}
 }

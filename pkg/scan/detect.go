@@ -71,9 +71,8 @@ func (s *scanner) blobs(v *view, depth int, out emit) {
 	t := v.text
 	n := 0
 	for i := 0; i < len(t) && n < maxBlobs && !s.over; {
-		if !b64class[t[i]] {
-			i++
-			continue
+		if i = nextRun(t, i); i == len(t) {
+			break
 		}
 		start := i
 		var run []byte // the blob without line breaks, when wrapped
@@ -122,6 +121,25 @@ func (s *scanner) blobs(v *view, depth int, out emit) {
 		}
 		i = max(j, k+2)
 	}
+}
+
+// nextRun is where the next run of at least minHex base64 bytes starts in
+// t, from i on (i starts a run or follows one), or len(t): a shorter run
+// is no blob, even a wrapped one (its first line is longer). It reads the
+// last byte of each minHex bytes first: one outside the class rules out
+// every run across it, so prose costs a fraction of its bytes.
+func nextRun(t []byte, i int) int {
+	for i+minHex <= len(t) {
+		j := i + minHex - 1
+		for j >= i && b64class[t[j]] {
+			j--
+		}
+		if j < i {
+			return i
+		}
+		i = j + 1
+	}
+	return len(t)
 }
 
 // decoded scans what a blob decoded to: an executable is reported as one;

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sort"
 	"unicode/utf8"
 
@@ -14,9 +15,6 @@ import (
 // one logical line; lines maps it back to the lines of the original.
 type view struct {
 	text []byte
-	// lower is text with ASCII letters lower-cased, which the
-	// case-insensitive patterns read.
-	lower []byte
 	// lines[i] is the offset in text where line i+1 of the original
 	// starts, or where line orig[i] does when orig is set (a view of some
 	// of the lines: decomment).
@@ -43,18 +41,31 @@ type invisible struct {
 // maxTagText bounds the hidden text collected from tag characters.
 const maxTagText = 64 << 10
 
-// normalize builds the view of data (valid or invalid UTF-8 alike).
+// normalize builds the view of data (valid or invalid UTF-8 alike). The
+// lines that normalising leaves as they are (ASCII without tabs, runs of
+// blanks or a continuation, as most are) are not copied: up to the first
+// line that changes, the view's text is data itself.
 func normalize(data []byte) (*view, invisible) {
-	out := make([]byte, 0, len(data))
 	v := &view{lines: make([]int, 1, len(data)/40+1)}
 	var inv invisible
-	lineStart := 0 // in out
+	ls := asIs(data, v)
+	if ls == len(data) {
+		v.text = data
+		return v, inv
+	}
+	out := append(make([]byte, 0, len(data)), data[:ls]...)
+	lineStart := ls // in out
 	zeroRun := 0
-	for i := 0; i < len(data); {
-		// Most bytes are copied as they are.
+	for i := ls; i < len(data); {
+		// Most bytes are copied as they are: a blank too, when it is
+		// one between two others.
 		j := i
-		for j < len(data) && plain[data[j]] {
-			j++
+		for j < len(data) {
+			if c := data[j]; plain[c] || c == ' ' && j > i && j+1 < len(data) && plain[data[j+1]] {
+				j++
+				continue
+			}
+			break
 		}
 		if j > i {
 			out = append(out, data[i:j]...)
@@ -111,16 +122,55 @@ func normalize(data []byte) (*view, invisible) {
 		}
 	}
 	v.text = out
-	v.lower = lowered(out)
 	return v, inv
 }
 
-func lowered(t []byte) []byte {
-	out := make([]byte, len(t))
-	for i, c := range t {
-		out[i] = lower[c]
+// asIs is where the first line of data that normalising changes starts
+// (len(data) when none does), having recorded the lines before it in v:
+// a line stays as it is when it is ASCII without a tab or two blanks in a
+// row, and does not continue on the next.
+func asIs(data []byte, v *view) int {
+	// Where the first tab, two blanks or non-ASCII byte is.
+	stop := len(data)
+	if i := bytes.IndexByte(data, '\t'); i >= 0 {
+		stop = i
 	}
-	return out
+	if i := bytes.Index(data[:stop], []byte("  ")); i >= 0 {
+		stop = i
+	}
+	stop = ascii(data[:stop])
+	lineStart := 0
+	for {
+		i := indexByteFrom(data[:stop], lineStart, '\n')
+		if i < 0 {
+			if stop == len(data) {
+				return len(data)
+			}
+			return lineStart
+		}
+		if n, sep := lineEnding(data[:i], lineStart); n != i || sep != '\n' {
+			return lineStart
+		}
+		lineStart = i + 1
+		v.lines = append(v.lines, lineStart)
+	}
+}
+
+// ascii is how many bytes data starts with that are ASCII, read eight at a
+// time.
+func ascii(data []byte) int {
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		if binary.LittleEndian.Uint64(data[i:])&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(data); i++ {
+		if data[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // plain are the bytes normalize copies as they are: ASCII but blanks and
@@ -144,11 +194,22 @@ func zeroWidth(r rune) bool {
 	return false
 }
 
-// joinOrBreak ends a line of out (which started at lineStart): a newline,
-// or a space when the line continues on the next (a trailing | or &&
+// joinOrBreak ends a line of out (which started at lineStart) as
+// lineEnding says.
+func joinOrBreak(out []byte, lineStart int) []byte {
+	n, sep := lineEnding(out, lineStart)
+	if out = out[:n]; sep != 0 {
+		out = append(out, sep)
+	}
+	return out
+}
+
+// lineEnding says how a line of out (which started at lineStart) ends: out
+// is cut to n bytes, then sep is appended (0: nothing). A line ends with a
+// newline, or a space when it continues on the next (a trailing | or &&
 // outside a markdown table row); a trailing backslash goes, joining the
 // lines as a shell does (cu\<newline>rl is curl), but for a drive's root.
-func joinOrBreak(out []byte, lineStart int) []byte {
+func lineEnding(out []byte, lineStart int) (n int, sep byte) {
 	j := len(out) - 1
 	for j >= lineStart && (out[j] == ' ' || out[j] == '\t' || out[j] == '\r') {
 		j--
@@ -156,21 +217,21 @@ func joinOrBreak(out []byte, lineStart int) []byte {
 	switch {
 	case j < lineStart:
 	case out[j] == '\\' && j > lineStart && out[j-1] == ':':
-		return append(out, ' ') // a drive's root (C:\\), not a continuation
+		return len(out), ' ' // a drive's root (C:\\), not a continuation
 	case out[j] == '\\' && j == len(out)-1:
-		return out[:j]
+		return j, 0
 	case out[j] == '\\':
-		return append(out[:j], ' ')
+		return j, ' '
 	case out[j] == '|' || (out[j] == '&' && j > lineStart && out[j-1] == '&'):
 		k := lineStart
 		for k < j && (out[k] == ' ' || out[k] == '\t') {
 			k++
 		}
 		if out[k] != '|' {
-			return append(out, ' ')
+			return len(out), ' '
 		}
 	}
-	return append(out, '\n')
+	return len(out), '\n'
 }
 
 // appendFolded appends r (whose encoding is enc) folded to the ASCII letter
@@ -214,27 +275,44 @@ var confusable = map[rune]byte{
 func decomment(v *view) *view {
 	t := v.text
 	var out *view
-	for start := 0; start <= len(t); {
-		end := len(t)
-		if i := bytes.IndexByte(t[start:], '\n'); i >= 0 {
-			end = start + i
-		}
-		if line := t[start:end]; bytes.Contains(line, []byte("<!--")) || bytes.Contains(line, []byte("/*")) ||
-			bytes.Contains(line, []byte("''")) || bytes.Contains(line, []byte(`""`)) {
-			if out == nil {
-				out = &view{}
-			}
-			out.orig = append(out.orig, v.line(start))
-			out.lines = append(out.lines, len(out.text))
-			out.text = append(stripNoise(out.text, line), '\n')
-		}
-		start = end + 1
+	// The next place each kind of noise starts (-1: none left), so that
+	// only the lines holding some are read.
+	var next [len(noiseMarks)]int
+	for k, m := range noiseMarks {
+		next[k] = indexFrom(t, 0, m)
 	}
-	if out != nil {
-		out.lower = lowered(out.text)
+	for {
+		at := -1
+		for _, n := range next {
+			if n >= 0 && (at < 0 || n < at) {
+				at = n
+			}
+		}
+		if at < 0 {
+			break
+		}
+		start := bytes.LastIndexByte(t[:at], '\n') + 1
+		end := len(t)
+		if i := bytes.IndexByte(t[at:], '\n'); i >= 0 {
+			end = at + i
+		}
+		if out == nil {
+			out = &view{}
+		}
+		out.orig = append(out.orig, v.line(start))
+		out.lines = append(out.lines, len(out.text))
+		out.text = append(stripNoise(out.text, t[start:end]), '\n')
+		for k, n := range next {
+			if n >= 0 && n <= end {
+				next[k] = indexFrom(t, end+1, noiseMarks[k])
+			}
+		}
 	}
 	return out
 }
+
+// noiseMarks start the comment noise decomment takes out.
+var noiseMarks = [...]string{"<!--", "/*", "''", `""`}
 
 // stripNoise appends line to out without its comments and empty quotes.
 func stripNoise(out, line []byte) []byte {

@@ -313,7 +313,7 @@ func (p *Pack) add(r *Rule) error {
 		}
 		switch r.Case {
 		case "":
-			// Matched against the lower-cased text (view.lower).
+			// Matched against the lower-cased text (scanner.patterns).
 			if p := escapes.ReplaceAllString(r.Pattern, ""); strings.ToLower(p) != p {
 				return errors.New("a case-insensitive pattern is written in lower case")
 			}

@@ -45,6 +45,9 @@ const (
 // logical line.
 const windowAfter = 1024
 
+// lowAhead is how far past a window the patterns lower-case the text.
+const lowAhead = 4096
+
 // Files scans files with the embedded rule pack and the default budget.
 func Files(files []archive.File) Report { return Default().Scan(files, Budget{}) }
 
@@ -97,6 +100,7 @@ type scanner struct {
 	// inComment is set while the content of an HTML comment is scanned.
 	inComment int
 	findings  []Finding
+	count     []int
 	seen      map[findingKey]bool
 	// first is where each rule (signals included) was first found, for
 	// the combinations.
@@ -201,13 +205,43 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 // patterns matches the pattern rules where their keywords start in v.
 func (s *scanner) patterns(v *view, out emit) {
 	t := v.text
-	count := make([]int, len(s.p.rules))
-	s.p.keywords.find(t, func(k, end int) {
-		start := end - s.p.keywords.lens[k]
-		if s.over || (start > 0 && word[t[start]] && word[t[start-1]]) {
-			return // a keyword is the start of a word
+	// count[i] is how many times rule i was found in this text (patterns
+	// never runs inside itself, so one buffer serves every text).
+	if s.count == nil {
+		s.count = make([]int, len(s.p.rules))
+	}
+	count := s.count
+	clear(count)
+	// The case-insensitive patterns read t lower-cased, done where they
+	// run: low is t[lowFrom:lowFrom+len(low)] lower-cased.
+	var low []byte
+	lowFrom := 0
+	lowered := func(start, we int) []byte {
+		if start < lowFrom || we > lowFrom+len(low) {
+			// Ahead as well, so that the windows of one line, or of
+			// the next lines, are lower-cased once.
+			src := t[start:min(len(t), we+lowAhead)]
+			lowFrom, low = start, slices.Grow(low[:0], len(src))[:len(src)]
+			for i, c := range src {
+				low[i] = lower[c]
+			}
 		}
-		we := lineEnd(t, end)
+		return low[start-lowFrom : we-lowFrom]
+	}
+	nl := -1 // the first newline at or after the last hit's end, or len(t)
+	s.p.keywords.find(t, func(k, end int) {
+		if s.over {
+			return
+		}
+		start := end - s.p.keywords.lens[k]
+		if nl < end {
+			if nl = indexByteFrom(t, end, '\n'); nl < 0 {
+				nl = len(t)
+			}
+		}
+		// The logical line, at most windowAfter bytes on: how far a
+		// pattern may read.
+		we := min(nl, end+windowAfter)
 		for _, m := range s.p.rulesOf[k] {
 			r := m.rule
 			i := r.index
@@ -219,14 +253,14 @@ func (s *scanner) patterns(v *view, out emit) {
 				s.overBudget(out, v.line(start))
 				return
 			}
-			text := v.lower
-			if r.Case == "sensitive" {
-				text = t
+			w := t[start:we]
+			if r.Case != "sensitive" {
+				w = lowered(start, we)
 			}
-			if len(r.requires) > 0 && !containsAny(text[start:we], r.requires) {
+			if len(r.requires) > 0 && !containsAny(w, r.requires) {
 				continue
 			}
-			loc := m.re.FindIndex(text[start:we])
+			loc := m.re.FindIndex(w)
 			if loc == nil || (r.valid != nil && !r.valid(t, start, start+loc[1])) {
 				continue
 			}
@@ -253,16 +287,6 @@ var word = func() (w [256]bool) {
 	}
 	return w
 }()
-
-// lineEnd is where the logical line holding offset end ends, at most
-// windowAfter bytes on: how far a pattern may read.
-func lineEnd(t []byte, end int) int {
-	hi := min(len(t), end+windowAfter)
-	if i := bytes.IndexByte(t[end:hi], '\n'); i >= 0 {
-		return end + i
-	}
-	return hi
-}
 
 func join(a, b string) string {
 	if b == "" {

@@ -24,29 +24,64 @@ func shellView(v *view) *view {
 	vars := shellVars(t)
 	var out *view
 	var scratch []byte
-	for start := 0; start <= len(t); {
-		end := len(t)
-		if i := bytes.IndexByte(t[start:], '\n'); i >= 0 {
-			end = start + i
-		}
-		line := t[start:end]
-		if shellCandidate(line, vars != nil) {
-			var changed bool
-			if scratch, changed = shellRead(scratch[:0], line, vars); changed {
-				if out == nil {
-					out = &view{}
-				}
-				out.orig = append(out.orig, v.line(start))
-				out.lines = append(out.lines, len(out.text))
-				out.text = append(append(out.text, scratch...), '\n')
+	// The next place each byte a shell reading starts with is (-1: none
+	// left), so that only the lines holding one are read.
+	var next [len(shellMarks)]int
+	for k, c := range shellMarks {
+		next[k] = indexByteFrom(t, 0, c)
+	}
+	for {
+		at := -1
+		for _, n := range next {
+			if n >= 0 && (at < 0 || n < at) {
+				at = n
 			}
 		}
-		start = end + 1
-	}
-	if out != nil {
-		out.lower = lowered(out.text)
+		if at < 0 {
+			break
+		}
+		if !shellCandidateAt(t, at, vars != nil) {
+			for k, n := range next {
+				if n == at {
+					next[k] = indexByteFrom(t, at+1, shellMarks[k])
+				}
+			}
+			continue
+		}
+		start := bytes.LastIndexByte(t[:at], '\n') + 1
+		end := len(t)
+		if i := bytes.IndexByte(t[at:], '\n'); i >= 0 {
+			end = at + i
+		}
+		var changed bool
+		if scratch, changed = shellRead(scratch[:0], t[start:end], vars); changed {
+			if out == nil {
+				out = &view{}
+			}
+			out.orig = append(out.orig, v.line(start))
+			out.lines = append(out.lines, len(out.text))
+			out.text = append(append(out.text, scratch...), '\n')
+		}
+		for k, n := range next {
+			if n >= 0 && n <= end {
+				next[k] = indexByteFrom(t, end+1, shellMarks[k])
+			}
+		}
 	}
 	return out
+}
+
+// shellMarks are the bytes a shell reading that differs starts at.
+var shellMarks = [...]byte{'\'', '"', '\\', '$'}
+
+func indexByteFrom(t []byte, i int, c byte) int {
+	if i >= len(t) {
+		return -1
+	}
+	if k := bytes.IndexByte(t[i:], c); k >= 0 {
+		return i + k
+	}
+	return -1
 }
 
 // shellVars are the variables t sets to a plain word (name=word, at the
@@ -126,24 +161,23 @@ func plainWord(b []byte) ([]byte, bool) {
 	return b[:n], true
 }
 
-// shellCandidate is a cheap test of whether shellRead may change a line:
-// a quote or backslash with a word byte before it and a word byte or a
-// quote after it, or a $ that may start $IFS, ${…}, $@, $* or (when the
-// text sets any) a variable.
-func shellCandidate(line []byte, vars bool) bool {
-	for i := 0; i < len(line); i++ {
-		switch c := line[i]; c {
-		case '\'', '"', '\\':
-			if i > 0 && i+1 < len(line) && word[line[i-1]] && (word[line[i+1]] || line[i+1] == '\'' || line[i+1] == '"') {
-				return true
-			}
-		case '$':
-			if i+1 < len(line) {
-				switch n := line[i+1]; {
-				case n == '{', n == 'I', n == 'i', n == '@', n == '*', vars && word[n]:
-					return true
-				}
-			}
+// shellCandidateAt is a cheap test of whether shellRead may change the
+// line holding t[i], one of shellMarks: a quote or backslash with a word
+// byte before it and a word byte or a quote after it, or a $ that may
+// start $IFS, ${…}, $@, $* or (when the text sets any) a variable. A
+// newline is neither a word byte nor a quote, so the line's bounds need no
+// test of their own.
+func shellCandidateAt(t []byte, i int, vars bool) bool {
+	if i+1 >= len(t) {
+		return false
+	}
+	switch t[i] {
+	case '\'', '"', '\\':
+		return i > 0 && word[t[i-1]] && (word[t[i+1]] || t[i+1] == '\'' || t[i+1] == '"')
+	case '$':
+		switch n := t[i+1]; {
+		case n == '{', n == 'I', n == 'i', n == '@', n == '*', vars && word[n]:
+			return true
 		}
 	}
 	return false
