@@ -21,14 +21,14 @@ import (
 const MaxBodyHTML = 24 << 10
 
 // md renders CommonMark with GitHub's tables, strikethrough, task lists and
-// autolinks. Raw HTML is never passed through (goldmark's default: it
-// becomes a comment saying so), and links and images are written by
-// linkRenderer. No attribute syntax, no heading ids: nothing in the
+// autolinks. Raw HTML is never passed through, nor dropped: an agent reads
+// it, so the person reviewing sees it too, escaped, as marked source
+// (rawHTMLRenderer). Links and images are written by linkRenderer. No attribute syntax, no heading ids: nothing in the
 // document may name an attribute of its own.
 var md = goldmark.New(
 	goldmark.WithExtensions(extension.GFM),
 	goldmark.WithRendererOptions(
-		renderer.WithNodeRenderers(util.Prioritized(linkRenderer{}, 100)),
+		renderer.WithNodeRenderers(util.Prioritized(linkRenderer{}, 100), util.Prioritized(rawHTMLRenderer{}, 100)),
 	),
 )
 
@@ -43,7 +43,7 @@ func RenderMarkdown(body []byte) (out template.HTML, cut bool) {
 			return template.HTML(""), true
 		}
 		if buf.Len() <= MaxBodyHTML {
-			return template.HTML(buf.String()), cut // #nosec G203 -- goldmark output: raw HTML off, links vetted
+			return template.HTML(buf.String()), cut // #nosec G203 -- goldmark output: raw HTML escaped, links vetted
 		}
 		cut = true
 		// Shrink the source in proportion, at a line break, and render again.
@@ -56,6 +56,53 @@ func RenderMarkdown(body []byte) (out template.HTML, cut bool) {
 		}
 		src = src[:keep]
 	}
+}
+
+// RawHTMLLabel marks raw HTML shown as its source: a block's caption and
+// an inline span's title.
+const RawHTMLLabel = "raw HTML, shown as text"
+
+// rawHTMLRenderer writes raw HTML (a block, or inline tags) as escaped
+// source, never as elements: `<div hidden>…</div>` or a closed
+// `<details>` would hide from the page what an agent reads in full. A block
+// is a marked code block; inline HTML is code with the same label.
+type rawHTMLRenderer struct{}
+
+func (rawHTMLRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
+	reg.Register(ast.KindRawHTML, renderRawHTML)
+}
+
+func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.HTMLBlock)
+	_, _ = w.WriteString(`<figure class="raw-html"><figcaption>` + RawHTMLLabel + `</figcaption><pre><code>`)
+	lines := n.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		_, _ = w.Write(util.EscapeHTML(seg.Value(source)))
+	}
+	if n.HasClosure() {
+		_, _ = w.Write(util.EscapeHTML(n.ClosureLine.Value(source)))
+	}
+	_, _ = w.WriteString("</code></pre></figure>\n")
+	return ast.WalkContinue, nil
+}
+
+func renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkSkipChildren, nil
+	}
+	n := node.(*ast.RawHTML)
+	_, _ = w.WriteString(`<code class="raw-html" title="` + RawHTMLLabel + `">`)
+	for i := range n.Segments.Len() {
+		seg := n.Segments.At(i)
+		_, _ = w.Write(util.EscapeHTML(seg.Value(source)))
+	}
+	_, _ = w.WriteString(`</code>`)
+	return ast.WalkSkipChildren, nil
 }
 
 // linkRenderer writes links, autolinks and images. A link's target must be
