@@ -10,6 +10,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/util"
 )
@@ -71,6 +72,22 @@ type rawHTMLRenderer struct{}
 func (rawHTMLRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
 	reg.Register(ast.KindRawHTML, renderRawHTML)
+	reg.Register(extast.KindTaskCheckBox, renderTaskCheckBox)
+}
+
+// renderTaskCheckBox writes a task list item's box as a mark and its state
+// in words, not as an <input> (a disabled checkbox without a label, which
+// assistive technology announces as an unnamed control).
+func renderTaskCheckBox(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	if node.(*extast.TaskCheckBox).IsChecked {
+		_, _ = w.WriteString(`<span class="task" aria-hidden="true">☑</span><span class="visually-hidden">done:</span> `)
+	} else {
+		_, _ = w.WriteString(`<span class="task" aria-hidden="true">☐</span><span class="visually-hidden">not done:</span> `)
+	}
+	return ast.WalkContinue, nil
 }
 
 func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {

@@ -37,6 +37,7 @@ func TestMarkdownPassesNoRawHTMLAndVetsEveryLink(t *testing.T) {
 		{"quote in title", "[a](https://e.com \"x\\\" onmouseover=\\\"y\")", []string{"&quot;"}, []string{"\" onmouseover"}},
 		{"quote in href", "[a](<https://e.com/\"onmouseover=x>)", nil, []string{"\"onmouseover"}},
 		{"table", "| a | b |\n|---|---|\n| <b>1</b> | 2 |", []string{"<table>"}, []string{"<b>"}},
+		{"task list", "- [x] shipped\n- [ ] tested", []string{`<span class="visually-hidden">done:</span> shipped`, `<span class="visually-hidden">not done:</span> tested`}, []string{"<input"}},
 		{"bidi", "text \u202egnp.exe\u202c end", []string{"\u202e"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
