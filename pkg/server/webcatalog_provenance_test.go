@@ -47,7 +47,15 @@ func TestSkillPageLinksItsProvenanceAndHowToVerifyIt(t *testing.T) {
 		if w.Code != http.StatusOK {
 			t.Fatalf("%s: %d", tc.page, w.Code)
 		}
+		// A public bundle is linked; one that needs a key is its address as
+		// text (a link would send no key), fetched as the commands do.
 		link := regexp.MustCompile(`<a href="(` + o + `/[^"]+\.sigstore\.json)">Sigstore bundle</a>`).FindStringSubmatch(page)
+		if tc.headers != nil {
+			if link != nil {
+				t.Errorf("%s links its bundle, which needs the key header", tc.page)
+			}
+			link = regexp.MustCompile(`Sigstore bundle, <code class="path">(` + o + `/[^"<]+\.sigstore\.json)</code>`).FindStringSubmatch(page)
+		}
 		if link == nil {
 			t.Errorf("%s links no bundle", tc.page)
 			continue
@@ -85,5 +93,40 @@ func TestSkillPageLinksItsProvenanceAndHowToVerifyIt(t *testing.T) {
 	page := u.do(http.MethodGet, "/catalog/skills/alpha").Body.String()
 	if !strings.Contains(page, "<dd>not signed</dd>") || strings.Contains(page, "sigstore") || copyable(page, "verify-cosign") != "" {
 		t.Error("an unsigned version's page shows provenance")
+	}
+}
+
+// TestAuthenticatedSkillPageLinksOnlyWhatTheCookieOpens: signed in, every
+// link of an authenticated skill's page opens in the same browser (the
+// cookie alone); the version history and the bundle, which need the key
+// header, are addresses shown as text with the curl command that sends it.
+func TestAuthenticatedSkillPageLinksOnlyWhatTheCookieOpens(t *testing.T) {
+	key, _ := signing.Generate()
+	h := newHarness(t, signedBucket(t, key, signedFiles), func(c *Config) { c.SessionSecret = testSecret })
+	cookie := cookieHeader(signIn(t, h, goodKey))
+	const o = "https://skills.example.com"
+	w := h.do(http.MethodGet, "/catalog/skills/secret", cookie)
+	page := w.Body.String()
+	if w.Code != http.StatusOK {
+		t.Fatalf("page: %d", w.Code)
+	}
+	hrefs := regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(page, -1)
+	if len(hrefs) == 0 {
+		t.Fatal("the page links nothing")
+	}
+	for _, m := range hrefs {
+		target := html.UnescapeString(m[1])
+		if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, o+"/") {
+			continue
+		}
+		if r := h.do(http.MethodGet, strings.TrimPrefix(target, o), cookie); r.Code != http.StatusOK {
+			t.Errorf("the page links %s, which answers the signed-in browser %d", target, r.Code)
+		}
+	}
+	if !regexp.MustCompile(`<td>1 <span class="badge">latest</span><br><code class="path">` + o + `/api/v1/skills/secret/1/SKILL.md</code>`).MatchString(page) {
+		t.Error("the version history does not show the versions' addresses")
+	}
+	if !strings.Contains(page, html.EscapeString(`curl -fsSL -H "Authorization: Bearer $SKILLDROP_API_KEY" -O <address>`)) {
+		t.Error("the version history does not say how to fetch with the key header")
 	}
 }

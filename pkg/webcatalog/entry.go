@@ -56,6 +56,9 @@ type EntryPage struct {
 	MoreFiles                        int
 	Versions                         []VersionRow
 	MoreVersions                     int
+	// FetchCommand is how to download a version's address with the key
+	// header, for an entry that needs an API key ("" otherwise).
+	FetchCommand string
 	// Scan is the latest version's content scan; nil when it was never
 	// scanned (ScanNote says why).
 	Scan     *ScanSection
@@ -75,7 +78,11 @@ type FileRow struct{ Path, Size, Digest string }
 
 // VersionRow is one version in the history.
 type VersionRow struct {
-	Label, Published, PublishedISO, Size, Digest, URL string
+	Label, Published, PublishedISO, Size, Digest string
+	// URL links the version's bytes; for an entry that needs an API key
+	// (which a link cannot send: the cookie is the pages' alone) it is ""
+	// and Fetch is the address, shown as text for curl with the key header.
+	URL, Fetch string
 	// Verdict is the version's scan verdict, "" when it was never scanned.
 	Verdict string
 	Latest  bool
@@ -145,6 +152,10 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 			Label: v.Label, Published: v.PublishedAt.UTC().Format(time.DateTime + " UTC"),
 			PublishedISO: v.PublishedAt.UTC().Format(time.RFC3339), Size: bytesize.Format(v.Size),
 			Digest: v.Digest.String(), URL: s.versionURL(e, v), Latest: v.Label == e.Latest,
+		}
+		if p.Private {
+			row.URL, row.Fetch = "", row.URL
+			p.FetchCommand = fmt.Sprintf(`curl -fsSL -H "Authorization: Bearer $%s" -O <address>`, KeyVariable)
 		}
 		if v.Scan != nil {
 			row.Verdict = string(v.Scan.Verdict)

@@ -15,7 +15,10 @@ import (
 // skilldrop verify, for this origin.
 type ProvenanceSection struct {
 	Bundle, Digest string
-	Verify         []Install
+	// Private is set when the bundle needs an API key: the page shows its
+	// address as text (a link would send no key), fetched as Verify does.
+	Private bool
+	Verify  []Install
 }
 
 // provenanceSection is ver's provenance, or nil when it has none (signed
@@ -29,11 +32,12 @@ func (s *Site) provenanceSection(e *catalog.Entry, ver *catalog.Version) *Proven
 	bundle := routes.Bundle(u)
 	file := localName(e, ver)
 	auth, header := "", ""
-	if !e.VisibleTo(audience.Anonymous) {
+	private := !e.VisibleTo(audience.Anonymous)
+	if private {
 		auth = fmt.Sprintf(`-H "Authorization: Bearer $%s" `, KeyVariable)
 		header = fmt.Sprintf(` --key-header "Authorization: Bearer $%s"`, KeyVariable)
 	}
-	p := &ProvenanceSection{Bundle: bundle, Digest: ver.Bundle.Digest.String()}
+	p := &ProvenanceSection{Bundle: bundle, Digest: ver.Bundle.Digest.String(), Private: private}
 	p.Verify = append(p.Verify, Install{
 		ID: "verify-cosign", Title: "With cosign",
 		Text: fmt.Sprintf("curl -fsS %s > key.pem  # once; then keep it\n", shellQuote(o+routes.SigningKey)) +
