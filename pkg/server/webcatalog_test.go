@@ -20,6 +20,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 	"github.com/skilldrop/skilldrop/pkg/webcatalog"
@@ -534,5 +535,59 @@ func TestSkillPageWorstCaseStaysUnderTheBudgetOnTheWire(t *testing.T) {
 	t.Logf("%d bytes on the wire (%s)", w.Body.Len(), w.Header().Get("Content-Encoding"))
 	if w.Code != http.StatusOK || w.Header().Get("Content-Encoding") != "gzip" || w.Body.Len() > pageBudget {
 		t.Errorf("%d %q, %d bytes; want gzip, at most %d", w.Code, w.Header().Get("Content-Encoding"), w.Body.Len(), pageBudget)
+	}
+}
+
+// TestInstallCommandsWorkForTheCallerTheyAreShownTo: the skills CLI sends
+// no credentials, so a listing restricted to audiences and an authenticated
+// skill are offered from a capability URL (README's Capability URLs), never
+// from the origin's plain address, where the CLI would find nothing; the
+// commands, given a key marked for path use, reach what the page shows.
+func TestInstallCommandsWorkForTheCallerTheyAreShownTo(t *testing.T) {
+	st := store.NewMemory()
+	withFiles(standardBucket(t, st))
+	keys, err := apikey.Parse(`{"keys":[{"id":"cli","sha256":"` + apikey.Hash(goodKey) + `","path":true}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, func(c *Config) { c.Keys = keys })
+	const o = "https://skills.example.com"
+	cli := regexp.MustCompile(`^npx skills add "` + regexp.QuoteMeta(o) + `/k/\$\{SKILLDROP_PATH_KEY\}([^"]*)"(?: --skill (\S+))?$`)
+	for _, tc := range []struct{ page, id, rest, skill string }{
+		{"/catalog/listings/hidden/", "install-listing", "/listings/hidden", ""},
+		{"/catalog/skills/secret-rotation", "install-cli", "", "secret-rotation"},
+		{"/catalog/listings/partner-a/skills/partner-secret", "install-cli", "/listings/partner-a", "partner-secret"},
+	} {
+		w := h.do(http.MethodGet, tc.page, bearer(goodKey))
+		cmd := copyable(w.Body.String(), tc.id)
+		m := cli.FindStringSubmatch(cmd)
+		if w.Code != http.StatusOK || m == nil || m[1] != tc.rest || m[2] != tc.skill {
+			t.Errorf("%s: %d, command %q; want the capability URL of %q", tc.page, w.Code, cmd, tc.rest)
+			continue
+		}
+		if !strings.Contains(w.Body.String(), o+"/k/&lt;key&gt;") {
+			t.Errorf("%s does not say what a capability URL is", tc.page)
+		}
+		// What the CLI asks for, with the key in the URL, holds the skill.
+		idx := h.do(http.MethodGet, routes.Capability(goodKey, m[1]+routes.RFCIndex))
+		want := tc.skill
+		if want == "" {
+			want = "hidden-only"
+		}
+		if idx.Code != http.StatusOK || !strings.Contains(idx.Body.String(), `"name":"`+want+`"`) {
+			t.Errorf("%s: the capability URL's index: %d, lacks %s", tc.page, idx.Code, want)
+		}
+		// The plain address would not: it is not offered.
+		if plain := h.do(http.MethodGet, m[1]+routes.RFCIndex); strings.Contains(plain.Body.String(), `"name":"`+want+`"`) {
+			t.Errorf("%s: the plain address holds %s (the test's premise is wrong)", tc.page, want)
+		}
+		if strings.Contains(w.Body.String(), "npx skills add "+o+m[1]+"\n") || strings.Contains(w.Body.String(), "npx skills add "+o+m[1]+"<") {
+			t.Errorf("%s still offers the plain address", tc.page)
+		}
+	}
+	// A listing with public skills keeps its plain command, and names capability URLs for the rest.
+	w := h.do(http.MethodGet, "/catalog/listings/partner-a/")
+	if got := copyable(w.Body.String(), "install-listing"); got != "npx skills add "+o+"/listings/partner-a" || !strings.Contains(w.Body.String(), "capability URL") {
+		t.Errorf("partner-a: %q", got)
 	}
 }
