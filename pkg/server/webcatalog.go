@@ -102,7 +102,7 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 			return
 		}
 		s.writePage(w, r, c, http.StatusOK, func(b io.Writer) error {
-			return webcatalog.RenderSignIn(b, webcatalog.SignInPage{L: c.layout("Sign in"), Enabled: s.signer != nil})
+			return webcatalog.RenderSignIn(b, webcatalog.SignInPage{L: c.layout("Sign in"), Enabled: s.signer != nil, Unavailable: c.signInUnavailable()})
 		})
 	case routes.CatalogSignOutPage:
 		if rq.keyID != "" {
@@ -253,11 +253,17 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request, rq *request, c *web) {
 	form := func(status int, msg string) {
 		s.writePage(w, r, c, status, func(b io.Writer) error {
-			return webcatalog.RenderSignIn(b, webcatalog.SignInPage{L: c.layout("Sign in"), Enabled: s.signer != nil, Error: msg})
+			return webcatalog.RenderSignIn(b, webcatalog.SignInPage{L: c.layout("Sign in"), Enabled: s.signer != nil,
+				Unavailable: c.signInUnavailable(), Error: msg})
 		})
 	}
 	if s.signer == nil {
 		form(http.StatusForbidden, "Sign-in is not configured on this deployment.")
+		return
+	}
+	if msg := c.signInUnavailable(); msg != "" {
+		rq.log.Warn("web catalog: sign-in over plain HTTP refused", "host", clip(c.base.Host))
+		form(http.StatusForbidden, msg)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSignInBody))
@@ -416,6 +422,19 @@ func sameOrigin(r *http.Request, base *url.URL) bool {
 	u, err := url.Parse(o[0])
 	return err == nil && u.Path == "" && u.RawQuery == "" && u.User == nil &&
 		strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host)
+}
+
+// signInUnavailable says why signing in cannot work on this origin, "" when
+// it can: over plain HTTP anywhere but loopback the session cookie must be
+// Secure, and a browser drops a Secure cookie an http:// page sets, so the
+// sign-in would seem to succeed and leave the browser signed out.
+func (c *web) signInUnavailable() string {
+	if c.base.Scheme != "http" || !c.secure {
+		return ""
+	}
+	return "Sign-in needs HTTPS: this catalog was reached over plain HTTP at " + c.base.Host + ", where a browser " +
+		"drops the Secure session cookie, so signing in here would leave you signed out. Open the catalog over " +
+		"https://, or, for a local server, at http://localhost or http://127.0.0.1."
 }
 
 // secureOrigin reports whether the session cookie must be Secure: on every

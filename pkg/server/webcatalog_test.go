@@ -235,9 +235,31 @@ func TestSessionCookieAttributes(t *testing.T) {
 	if w.Code != http.StatusSeeOther || !strings.HasPrefix(line, websession.LoopbackCookieName+"=") || strings.Contains(line, "Secure") {
 		t.Errorf("loopback sign-in: %d %q", w.Code, line)
 	}
-	w = local.postForm("/catalog/sign-in", "key="+goodKey, "Host: skills.internal:8080", "Origin: http://skills.internal:8080")
-	if line = w.Header().Get("Set-Cookie"); !strings.Contains(line, "Secure") {
-		t.Errorf("plain HTTP off loopback: %q; want Secure", line)
+}
+
+// TestSignInOverPlainHTTPOffLoopbackSaysItCannotWork: there the cookie
+// must be Secure and a browser drops it, so rather than a redirect that
+// leaves the browser signed out, the sign-in page says why and sets no
+// cookie; on https and on loopback the form is there.
+func TestSignInOverPlainHTTPOffLoopbackSaysItCannotWork(t *testing.T) {
+	local, _ := webHarness(t, func(c *Config) { c.PublicBaseURL, c.Local = "", true })
+	const why = "Sign-in needs HTTPS: this catalog was reached over plain HTTP at skills.internal:8080"
+	w := local.postForm("/catalog/sign-in", "key="+goodKey, "Host: skills.internal:8080", "Origin: http://skills.internal:8080")
+	if line := w.Header().Get("Set-Cookie"); w.Code != http.StatusForbidden || line != "" || !strings.Contains(w.Body.String(), why) {
+		t.Errorf("plain HTTP off loopback: %d, Set-Cookie %q; want 403, no cookie, the reason", w.Code, line)
+	}
+	page := local.do(http.MethodGet, "/catalog/sign-in", "Host: skills.internal:8080")
+	if !strings.Contains(page.Body.String(), why) || strings.Contains(page.Body.String(), `<form class="signin"`) {
+		t.Errorf("the sign-in page over plain HTTP off loopback offers the form or says nothing: %s", page.Body)
+	}
+	for _, host := range []string{"127.0.0.1:8080", "localhost:8080", "[::1]:8080"} {
+		if p := local.do(http.MethodGet, "/catalog/sign-in", "Host: "+host).Body.String(); strings.Contains(p, "Sign-in needs HTTPS") || !strings.Contains(p, `<form class="signin"`) {
+			t.Errorf("%s: the sign-in form is missing", host)
+		}
+	}
+	h, _ := webHarness(t)
+	if p := h.do(http.MethodGet, "/catalog/sign-in").Body.String(); strings.Contains(p, "Sign-in needs HTTPS") || !strings.Contains(p, `<form class="signin"`) {
+		t.Error("https: the sign-in form is missing")
 	}
 }
 

@@ -122,6 +122,9 @@ type SignInPage struct {
 	L Layout
 	// Enabled is false when the deployment has no session secret.
 	Enabled bool
+	// Unavailable says why signing in cannot work on this origin (plain
+	// HTTP off loopback): the page says so instead of the form.
+	Unavailable string
 	// Error says why the last attempt failed.
 	Error  string
 	Action string
