@@ -38,7 +38,7 @@ var errIntegrity = errors.New("stored bytes do not match the catalog's digest")
 // web is what one web catalog request knows of its caller.
 type web struct {
 	base   *url.URL
-	secure bool // the session cookie is Secure (any origin but plain-HTTP loopback)
+	jar    websession.Jar // the session cookie: Secure on any origin but plain-HTTP loopback
 	keyID  string
 	notice string
 }
@@ -72,7 +72,7 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 	if !ok {
 		return
 	}
-	c := &web{base: base, secure: secureOrigin(base), keyID: rq.caller.KeyID}
+	c := &web{base: base, jar: sessionJar(base), keyID: rq.caller.KeyID}
 	if page.Kind == routes.CatalogAsset {
 		s.serveAsset(w, r, c, page.Name)
 		return
@@ -108,7 +108,7 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 		if rq.keyID != "" {
 			rq.log.Info("web session ended", "key_id", rq.keyID)
 		}
-		http.SetCookie(w, websession.Clear(c.secure))
+		http.SetCookie(w, c.jar.Clear())
 		h.Set("Cache-Control", ccNoStore)
 		http.Redirect(w, r, routes.Catalog, http.StatusSeeOther)
 	default:
@@ -207,12 +207,12 @@ func (s *Server) pageFile(r *http.Request, rq *request) webcatalog.ReadFile {
 // a notice. It answers the request itself (false) only when the key store
 // cannot be read.
 func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request, c *web) bool {
-	value := websession.Value(r, c.secure)
+	value := c.jar.Value(r)
 	if value == "" {
 		return true
 	}
 	if s.signer == nil {
-		http.SetCookie(w, websession.Clear(c.secure))
+		http.SetCookie(w, c.jar.Clear())
 		return true
 	}
 	sess, err := s.signer.Open(value, s.now(), func(id string) ([]string, error) { return s.keys.Named(r.Context(), id) })
@@ -223,7 +223,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request
 		return false
 	case err != nil:
 		rq.authReason = "session: " + err.Error()
-		http.SetCookie(w, websession.Clear(c.secure))
+		http.SetCookie(w, c.jar.Clear())
 		c.notice = "Your session has ended: sign in again to see what needs a key."
 		return true
 	}
@@ -238,7 +238,7 @@ func (s *Server) openSession(w http.ResponseWriter, r *http.Request, rq *request
 		return false
 	case !ok:
 		rq.keyID, rq.authReason = sess.KeyID, "session: "+apikey.ReasonExpired
-		http.SetCookie(w, websession.Clear(c.secure))
+		http.SetCookie(w, c.jar.Clear())
 		c.notice = "Your session has ended: sign in again to see what needs a key."
 		return true
 	}
@@ -290,7 +290,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, rq *request, c *
 		return
 	}
 	value, expires := s.signer.Issue(res.KeyID, apikey.Hash(key), s.now(), websession.MaxAge)
-	http.SetCookie(w, websession.Cookie(value, expires, s.now(), c.secure))
+	http.SetCookie(w, c.jar.Cookie(value, expires, s.now()))
 	rq.keyID = res.KeyID
 	rq.log.Info("web session started", "key_id", res.KeyID, "expires", expires)
 	w.Header().Set("Cache-Control", ccNoStore)
@@ -429,12 +429,23 @@ func sameOrigin(r *http.Request, base *url.URL) bool {
 // Secure, and a browser drops a Secure cookie an http:// page sets, so the
 // sign-in would seem to succeed and leave the browser signed out.
 func (c *web) signInUnavailable() string {
-	if c.base.Scheme != "http" || !c.secure {
+	if c.base.Scheme != "http" || !c.jar.Secure {
 		return ""
 	}
 	return "Sign-in needs HTTPS: this catalog was reached over plain HTTP at " + c.base.Host + ", where a browser " +
 		"drops the Secure session cookie, so signing in here would leave you signed out. Open the catalog over " +
 		"https://, or, for a local server, at http://localhost or http://127.0.0.1."
+}
+
+// sessionJar is the origin's session cookie: Secure (secureOrigin), or on
+// a plain-HTTP loopback origin named for its port, so that two local
+// servers do not sign each other out.
+func sessionJar(base *url.URL) websession.Jar {
+	port := base.Port()
+	if port == "" {
+		port = "80"
+	}
+	return websession.Jar{Secure: secureOrigin(base), Port: port}
 }
 
 // secureOrigin reports whether the session cookie must be Secure: on every

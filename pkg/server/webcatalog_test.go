@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -232,8 +233,48 @@ func TestSessionCookieAttributes(t *testing.T) {
 	local, _ := webHarness(t, func(c *Config) { c.PublicBaseURL, c.Local = "", true })
 	w = local.postForm("/catalog/sign-in", "key="+goodKey, "Host: 127.0.0.1:8080", "Origin: http://127.0.0.1:8080")
 	line = w.Header().Get("Set-Cookie")
-	if w.Code != http.StatusSeeOther || !strings.HasPrefix(line, websession.LoopbackCookieName+"=") || strings.Contains(line, "Secure") {
+	if w.Code != http.StatusSeeOther || !strings.HasPrefix(line, websession.LoopbackCookieName+"-8080=") || strings.Contains(line, "Secure") {
 		t.Errorf("loopback sign-in: %d %q", w.Code, line)
+	}
+}
+
+// TestTwoLoopbackServersKeepTheirOwnSessions: a browser scopes cookies by
+// host, not port, so two local servers on 127.0.0.1 (each with its own
+// secret) share a jar; the cookie names its port, and signing in to one
+// leaves the other signed in.
+func TestTwoLoopbackServersKeepTheirOwnSessions(t *testing.T) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type server struct {
+		h    *harness
+		host string
+	}
+	var servers []server
+	for i, port := range []string{"8080", "8081"} {
+		secret := append([]byte(nil), testSecret...)
+		secret[0] ^= byte(i + 1)
+		h, _ := webHarness(t, func(c *Config) { c.PublicBaseURL, c.Local, c.SessionSecret = "", true, secret })
+		servers = append(servers, server{h, "127.0.0.1:" + port})
+	}
+	page := func(s server) string {
+		r := httptest.NewRequest(http.MethodGet, "/catalog/", nil)
+		u := &url.URL{Scheme: "http", Host: s.host, Path: "/catalog/"}
+		var cookies []string
+		for _, c := range jar.Cookies(u) {
+			cookies = append(cookies, c.Name+"="+c.Value)
+		}
+		return s.h.serve(r, "Host: "+s.host, "Cookie: "+strings.Join(cookies, "; ")).Body.String()
+	}
+	for _, s := range servers {
+		w := s.h.postForm("/catalog/sign-in", "key="+goodKey, "Host: "+s.host, "Origin: http://"+s.host)
+		jar.SetCookies(&url.URL{Scheme: "http", Host: s.host, Path: "/"}, w.Result().Cookies())
+	}
+	for _, s := range servers {
+		if p := page(s); !strings.Contains(p, apikey.KeyID(goodKey)) || strings.Contains(p, "Your session has ended") {
+			t.Errorf("%s: signed out by the other server's sign-in", s.host)
+		}
 	}
 }
 

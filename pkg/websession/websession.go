@@ -29,8 +29,10 @@ const MinSecretBytes = 32
 
 // Cookie names: the __Host- prefix (Secure, Path=/, no Domain: no other
 // host can set or shadow it) wherever the cookie is Secure; a browser
-// refuses that prefix on a plain-HTTP loopback origin, which gets the
-// bare name.
+// refuses that prefix on a plain-HTTP loopback origin, which gets
+// LoopbackCookieName and its port ("skilldrop-session-8080"): browsers
+// scope cookies by host, not port, so two local servers on 127.0.0.1
+// would otherwise overwrite (and so sign out) each other's session.
 const (
 	SecureCookieName   = "__Host-skilldrop-session"
 	LoopbackCookieName = "skilldrop-session"
@@ -158,42 +160,48 @@ func (s *Signer) mac(fields ...string) []byte {
 	return m.Sum(nil)
 }
 
-// CookieName is the session cookie's name for a Secure origin or a
-// plain-HTTP loopback one.
-func CookieName(secure bool) string {
-	if secure {
+// Jar is where one origin keeps its session cookie: Secure on every origin
+// but plain-HTTP loopback, where Port (the origin's, never "") names the
+// cookie.
+type Jar struct {
+	Secure bool
+	Port   string
+}
+
+// Name is the session cookie's name in the jar.
+func (j Jar) Name() string {
+	if j.Secure {
 		return SecureCookieName
 	}
-	return LoopbackCookieName
+	return LoopbackCookieName + "-" + j.Port
 }
 
 // Cookie is the Set-Cookie of a session value that expires at expires:
 // HttpOnly (no script reads it), SameSite=Strict (no other site's page
 // sends it), Secure unless the origin is plain-HTTP loopback, Path=/ as
 // the __Host- prefix requires.
-func Cookie(value string, expires time.Time, now time.Time, secure bool) *http.Cookie {
+func (j Jar) Cookie(value string, expires time.Time, now time.Time) *http.Cookie {
 	return &http.Cookie{
-		Name: CookieName(secure), Value: value, Path: "/",
+		Name: j.Name(), Value: value, Path: "/",
 		MaxAge: max(int((expires.Sub(now)+time.Second-1)/time.Second), 1), Expires: expires.UTC(), // whole seconds, rounded up
-		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode,
+		HttpOnly: true, Secure: j.Secure, SameSite: http.SameSiteStrictMode,
 	}
 }
 
 // Clear is the Set-Cookie that deletes the session cookie.
-func Clear(secure bool) *http.Cookie {
+func (j Jar) Clear() *http.Cookie {
 	return &http.Cookie{
-		Name: CookieName(secure), Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0).UTC(),
-		HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode,
+		Name: j.Name(), Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0).UTC(),
+		HttpOnly: true, Secure: j.Secure, SameSite: http.SameSiteStrictMode,
 	}
 }
 
 // Value returns the session cookie's value in r, or "" when there is none
 // (or more than one, which no browser of ours sends: a cookie planted
 // beside ours is refused rather than guessed between).
-func Value(r *http.Request, secure bool) string {
-	name := CookieName(secure)
+func (j Jar) Value(r *http.Request) string {
 	var found []string
-	for _, c := range r.CookiesNamed(name) {
+	for _, c := range r.CookiesNamed(j.Name()) {
 		found = append(found, c.Value)
 	}
 	if len(found) != 1 {

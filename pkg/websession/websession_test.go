@@ -135,22 +135,24 @@ func flip(s string) string {
 func TestCookieAttributes(t *testing.T) {
 	exp := t0.Add(websession.MaxAge)
 	for _, secure := range []bool{true, false} {
+		jar := websession.Jar{Secure: secure, Port: "8080"}
 		w := httptest.NewRecorder()
-		http.SetCookie(w, websession.Cookie("v", exp, t0, secure))
+		http.SetCookie(w, jar.Cookie("v", exp, t0))
 		line := w.Header().Get("Set-Cookie")
 		for _, want := range []string{"HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"} {
 			if !strings.Contains(line, want) {
 				t.Errorf("secure=%v: %q lacks %s", secure, line, want)
 			}
 		}
-		if strings.Contains(line, "Secure") != secure || strings.HasPrefix(line, "__Host-") != secure {
+		if strings.Contains(line, "Secure") != secure || strings.HasPrefix(line, "__Host-") != secure ||
+			strings.HasPrefix(line, "skilldrop-session-8080=") == secure {
 			t.Errorf("secure=%v: %q", secure, line)
 		}
 		if strings.Contains(line, "Domain") {
 			t.Errorf("%q names a domain", line)
 		}
 		w = httptest.NewRecorder()
-		http.SetCookie(w, websession.Clear(secure))
+		http.SetCookie(w, jar.Clear())
 		if line := w.Header().Get("Set-Cookie"); !strings.Contains(line, "Max-Age=0") {
 			t.Errorf("clear: %q", line)
 		}
@@ -159,18 +161,25 @@ func TestCookieAttributes(t *testing.T) {
 
 func TestValueTakesExactlyOneCookie(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/catalog/", nil)
-	if websession.Value(r, true) != "" {
+	secure, loopback := websession.Jar{Secure: true, Port: "443"}, websession.Jar{Port: "8080"}
+	if secure.Value(r) != "" {
 		t.Error("no cookie: want none")
 	}
 	r.AddCookie(&http.Cookie{Name: websession.SecureCookieName, Value: "a"})
-	if got := websession.Value(r, true); got != "a" {
+	if got := secure.Value(r); got != "a" {
 		t.Errorf("one cookie: %q", got)
 	}
-	if got := websession.Value(r, false); got != "" {
+	if got := loopback.Value(r); got != "" {
 		t.Errorf("the loopback name read the secure cookie: %q", got)
 	}
+	// Loopback servers on two ports keep two cookies.
+	r.AddCookie(&http.Cookie{Name: "skilldrop-session-8080", Value: "p8080"})
+	r.AddCookie(&http.Cookie{Name: "skilldrop-session-8081", Value: "p8081"})
+	if a, b := loopback.Value(r), (websession.Jar{Port: "8081"}).Value(r); a != "p8080" || b != "p8081" {
+		t.Errorf("ports 8080 and 8081 read %q and %q", a, b)
+	}
 	r.AddCookie(&http.Cookie{Name: websession.SecureCookieName, Value: "b"})
-	if got := websession.Value(r, true); got != "" {
+	if got := secure.Value(r); got != "" {
 		t.Errorf("two cookies: %q; want none", got)
 	}
 }
