@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/apikey"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -652,5 +653,40 @@ func TestInstallCommandsWorkForTheCallerTheyAreShownTo(t *testing.T) {
 	w := h.do(http.MethodGet, "/catalog/listings/partner-a/")
 	if got := copyable(w.Body.String(), "install-listing"); got != "npx skills add "+o+"/listings/partner-a" || !strings.Contains(w.Body.String(), "capability URL") {
 		t.Errorf("partner-a: %q", got)
+	}
+}
+
+// TestRelativeLinksInADocumentLeadToTheSkillsOwnFiles: a SKILL.md's
+// relative link names a file of its skill; on the page it leads to that
+// file's row, and a link to no file of the version (or to another skill)
+// is text, never a catalog page.
+func TestRelativeLinksInADocumentLeadToTheSkillsOwnFiles(t *testing.T) {
+	doc := skilltest.SkillMD("linked", "1.0", "Links its files.") +
+		"\nSee [the reference](reference.md), [the script](scripts/run.sh), [a missing file](missing.md) and [another skill](../other/SKILL.md).\n"
+	zip := skilltest.Zip(t, map[string]string{"SKILL.md": doc, "reference.md": "# Reference\n", "scripts/run.sh": "echo hi\n"})
+	h := newHarness(t, indexed(t, map[string]string{"skills/linked.zip": string(zip), "skills/other.md": skilltest.SkillMD("other", "1", "Other.")}))
+	w := h.do(http.MethodGet, "/catalog/skills/linked")
+	page := w.Body.String()
+	if w.Code != http.StatusOK {
+		t.Fatalf("page: %d", w.Code)
+	}
+	rows := map[string]string{}
+	for _, m := range regexp.MustCompile(`<tr id="(file-\d+)"><td>([^<]*)</td>`).FindAllStringSubmatch(page, -1) {
+		rows[m[2]] = m[1]
+	}
+	for text, file := range map[string]string{"the reference": "reference.md", "the script": "scripts/run.sh"} {
+		if rows[file] == "" || !strings.Contains(page, `<a href="#`+rows[file]+`" rel="nofollow noopener noreferrer">`+text+`</a>`) {
+			t.Errorf("%q does not lead to the row of %s (rows %v)", text, file, rows)
+		}
+	}
+	for _, text := range []string{"a missing file", "another skill"} {
+		if !strings.Contains(page, `<span class="dead-link">`+text+`</span>`) {
+			t.Errorf("%q is not plain text", text)
+		}
+	}
+	article := page[strings.Index(page, `<article class="doc"`):]
+	article = article[:strings.Index(article, "</article>")]
+	if strings.Contains(article, `href="reference.md"`) || strings.Contains(article, "/catalog/") || strings.Contains(article, `href="../`) {
+		t.Errorf("a relative link resolves against the catalog's pages: %s", article)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/manifest"
 	"github.com/skilldrop/skilldrop/pkg/routes"
 	"github.com/skilldrop/skilldrop/pkg/safetext"
@@ -74,7 +76,7 @@ type Link struct{ Name, Href string }
 type Field struct{ Key, Value string }
 
 // FileRow is one file of the latest version.
-type FileRow struct{ Path, Size, Digest string }
+type FileRow struct{ ID, Path, Size, Digest string }
 
 // VersionRow is one version in the history.
 type VersionRow struct {
@@ -137,7 +139,7 @@ func (s *Site) Entry(ctx context.Context, kind catalog.Kind, listing, name strin
 			p.MoreFiles = len(ver.Files) - maxFiles
 			break
 		}
-		p.Files = append(p.Files, FileRow{Path: clipRunes(safetext.Text(f.Path), maxPath), Size: bytesize.Format(f.Size), Digest: f.Digest.String()})
+		p.Files = append(p.Files, FileRow{ID: fileRowID(i), Path: clipRunes(safetext.Text(f.Path), maxPath), Size: bytesize.Format(f.Size), Digest: f.Digest.String()})
 	}
 	// history holds only the versions in service (View.History), as the
 	// native feed's identity document lists them: a revoked or withdrawn
@@ -196,7 +198,11 @@ func (s *Site) body(ctx context.Context, p *EntryPage, e *catalog.Entry, ver *ca
 		p.BodyNote = "This version's files were not recorded when it was indexed; its bytes are still served."
 		return nil
 	}
-	if r, ok := bodies.get(doc.Digest); ok {
+	// The rendering resolves relative links against the files the page
+	// shows, so it is kept by the document and those files.
+	files := shownFiles(ver)
+	key := bodyKey(doc.Digest, files)
+	if r, ok := bodies.get(key); ok {
 		p.Body, p.BodyCut = r.html, r.cut
 		return nil
 	}
@@ -216,10 +222,37 @@ func (s *Site) body(ctx context.Context, p *EntryPage, e *catalog.Entry, ver *ca
 		p.BodyNote = "The document could not be read as " + p.DocName + "."
 		return nil
 	}
-	html, cut := RenderMarkdown(text)
-	bodies.put(doc.Digest, rendered{html: html, cut: cut})
+	html, cut := RenderMarkdown(text, files)
+	bodies.put(key, rendered{html: html, cut: cut})
 	p.Body, p.BodyCut = html, cut
 	return nil
+}
+
+// fileRowID is the id of the i-th row of a page's files table.
+func fileRowID(i int) string { return "file-" + strconv.Itoa(i+1) }
+
+// shownFiles maps the paths of the files a page lists (the first maxFiles)
+// to their rows: where a document's relative link to one of them leads.
+func shownFiles(ver *catalog.Version) map[string]string {
+	out := make(map[string]string, min(len(ver.Files), maxFiles))
+	for i, f := range ver.Files {
+		if i == maxFiles {
+			break
+		}
+		out[f.Path] = "#" + fileRowID(i)
+	}
+	return out
+}
+
+// bodyKey is what a rendering is kept by: the document's digest and the
+// files its links resolve against.
+func bodyKey(doc digest.Digest, files map[string]string) digest.Digest {
+	paths := make([]string, 0, len(files))
+	for p, href := range files {
+		paths = append(paths, p+"\x00"+href)
+	}
+	slices.Sort(paths)
+	return digest.Of([]byte(doc.String() + "\x00" + strings.Join(paths, "\x00")))
 }
 
 // documentFile is a version's SKILL.md or agent.md.

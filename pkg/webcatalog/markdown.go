@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"net/url"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -35,12 +37,17 @@ var md = goldmark.New(
 
 // RenderMarkdown renders a document's body (the text after its
 // frontmatter) for a page: HTML no larger than MaxBodyHTML, and whether
-// the body had to be cut to fit.
-func RenderMarkdown(body []byte) (out template.HTML, cut bool) {
+// the body had to be cut to fit. files maps the paths of the version's
+// files the page shows (relative to the skill's root, where its SKILL.md
+// is) to where the page shows each: a relative link or image resolves
+// against them (resolveRelative).
+func RenderMarkdown(body []byte, files map[string]string) (out template.HTML, cut bool) {
 	src := body
 	for {
 		var buf bytes.Buffer
-		if err := md.Convert(src, &buf); err != nil { // goldmark fails only on a failing writer
+		doc := md.Parser().Parse(text.NewReader(src))
+		resolveRelative(doc, files)
+		if err := md.Renderer().Render(&buf, src, doc); err != nil { // goldmark fails only on a failing writer
 			return template.HTML(""), true
 		}
 		if buf.Len() <= MaxBodyHTML {
@@ -57,6 +64,48 @@ func RenderMarkdown(body []byte) (out template.HTML, cut bool) {
 		}
 		src = src[:keep]
 	}
+}
+
+// unlinked marks a link or image whose relative target names no file the
+// page shows: it is written as text, not a link.
+var unlinked = []byte("skilldrop-unlinked")
+
+// resolveRelative rewrites the relative links and images of doc: a
+// document's relative reference means a file of its skill, not a page of
+// this catalog (reference.md beside /catalog/skills/x is
+// /catalog/skills/reference.md, or another skill's page). A target that is
+// one of files (its path cleaned, relative to the skill's root) becomes
+// where the page shows that file; any other relative path (absolute, out of
+// the skill, or no such file) is marked unlinked. A fragment alone, and
+// anything with a scheme or host, are left to SafeHref.
+func resolveRelative(doc ast.Node, files map[string]string) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		var dest *[]byte
+		switch l := n.(type) {
+		case *ast.Link:
+			dest = &l.Destination
+		case *ast.Image:
+			dest = &l.Destination
+		default:
+			return ast.WalkContinue, nil
+		}
+		d := string(util.ResolveEntityNames(util.ResolveNumericReferences(*dest)))
+		u, err := url.Parse(string(util.URLEscape([]byte(d), false)))
+		if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Path == "" {
+			return ast.WalkContinue, nil
+		}
+		p := path.Clean(u.Path)
+		href, ok := files[p]
+		if !ok || strings.HasPrefix(u.Path, "/") || p == ".." || strings.HasPrefix(p, "../") {
+			n.SetAttribute(unlinked, true)
+			return ast.WalkContinue, nil
+		}
+		*dest = []byte(href)
+		return ast.WalkContinue, nil
+	})
 }
 
 // RawHTMLLabel marks raw HTML shown as its source: a block's caption and
@@ -139,10 +188,14 @@ func (linkRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 
 func renderLink(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.Link)
+	dest := n.Destination
+	if _, ok := n.Attribute(unlinked); ok {
+		dest = nil
+	}
 	if entering {
-		openLink(w, n.Destination, n.Title)
+		openLink(w, dest, n.Title)
 	} else {
-		closeLink(w, n.Destination)
+		closeLink(w, dest)
 	}
 	return ast.WalkContinue, nil
 }
@@ -167,11 +220,15 @@ func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) 
 	if !entering {
 		return ast.WalkContinue, nil
 	}
-	openLink(w, n.Destination, n.Title)
+	dest := n.Destination
+	if _, ok := n.Attribute(unlinked); ok {
+		dest = nil
+	}
+	openLink(w, dest, n.Title)
 	_, _ = w.WriteString(`<span class="img-alt">image: `)
 	_, _ = w.Write(util.EscapeHTML(altText(n, source)))
 	_, _ = w.WriteString(`</span>`)
-	closeLink(w, n.Destination)
+	closeLink(w, dest)
 	return ast.WalkSkipChildren, nil
 }
 
@@ -192,9 +249,11 @@ func altText(n ast.Node, source []byte) []byte {
 	return b.Bytes()
 }
 
+// openLink opens a link to dest, or, when dest is nil (unlinked) or not a
+// safe target, a span of text.
 func openLink(w util.BufWriter, dest, title []byte) {
 	href, ok := SafeHref(string(dest))
-	if !ok {
+	if !ok || dest == nil {
 		_, _ = w.WriteString(`<span class="dead-link">`)
 		return
 	}
@@ -210,7 +269,7 @@ func openLink(w util.BufWriter, dest, title []byte) {
 }
 
 func closeLink(w util.BufWriter, dest []byte) {
-	if _, ok := SafeHref(string(dest)); ok {
+	if _, ok := SafeHref(string(dest)); ok && dest != nil {
 		_, _ = w.WriteString("</a>")
 	} else {
 		_, _ = w.WriteString("</span>")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMarkdownPassesNoRawHTMLAndVetsEveryLink(t *testing.T) {
+	files := map[string]string{"SKILL.md": "#file-1", "reference.md": "#file-2", "scripts/run.sh": "#file-3"}
 	for _, tc := range []struct {
 		name, src string
 		want      []string // substrings of the output
@@ -28,7 +29,16 @@ func TestMarkdownPassesNoRawHTMLAndVetsEveryLink(t *testing.T) {
 		{"vbscript", "[x](VBScript:msgbox)", nil, []string{"href"}},
 		{"autolink js", "<javascript:alert(1)>", nil, []string{"href=\"javascript"}},
 		{"https link", "[docs](https://example.com/a?b=c&d=e \"T\")", []string{`<a href="https://example.com/a?b=c&amp;d=e" rel="nofollow noopener noreferrer" title="T">docs</a>`}, nil},
-		{"relative link", "[ref](reference.md#x)", []string{`href="reference.md#x" rel="nofollow noopener noreferrer"`}, nil},
+		{"relative link to a file", "[ref](reference.md#x)", []string{`<a href="#file-2" rel="nofollow noopener noreferrer">ref</a>`}, []string{"reference.md"}},
+		{"relative link with dots", "[run](./scripts/../scripts/run.sh)", []string{`<a href="#file-3" rel="nofollow noopener noreferrer">run</a>`}, nil},
+		{"escaped relative link", "[ref](refer%65nce.md)", []string{`href="#file-2"`}, nil},
+		{"relative image of a file", "![diagram](reference.md)", []string{`<a href="#file-2" rel="nofollow noopener noreferrer"><span class="img-alt">image: diagram</span></a>`}, nil},
+		{"missing file", "[gone](missing.md)", []string{`<span class="dead-link">gone</span>`}, []string{"href"}},
+		{"another skill", "[other](../other/SKILL.md)", []string{`<span class="dead-link">other</span>`}, []string{"href"}},
+		{"absolute path", "[abs](/catalog/skills/other)", []string{`<span class="dead-link">abs</span>`}, []string{"href"}},
+		{"directory", "[dir](scripts/)", []string{`<span class="dead-link">dir</span>`}, []string{"href"}},
+		{"fragment", "[usage](#usage)", []string{`<a href="#usage" rel="nofollow noopener noreferrer">usage</a>`}, nil},
+		{"protocol-relative", "[x](//other.example/x)", []string{`href="//other.example/x"`}, nil},
 		{"linkify", "see www.example.com now", []string{`rel="nofollow noopener noreferrer"`}, nil},
 		{"email autolink", "<a@example.com>", []string{`href="mailto:a@example.com"`}, nil},
 		{"image", "![the logo](https://evil.example/t.png)", []string{`<span class="img-alt">image: the logo</span>`}, []string{"<img"}},
@@ -41,7 +51,7 @@ func TestMarkdownPassesNoRawHTMLAndVetsEveryLink(t *testing.T) {
 		{"bidi", "text \u202egnp.exe\u202c end", []string{"\u202e"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, cut := RenderMarkdown([]byte(tc.src))
+			out, cut := RenderMarkdown([]byte(tc.src), files)
 			got := string(out)
 			if cut {
 				t.Error("a short document was cut")
@@ -67,7 +77,7 @@ func TestMarkdownPassesNoRawHTMLAndVetsEveryLink(t *testing.T) {
 
 func TestLongDocumentsAreCutToTheBudget(t *testing.T) {
 	src := strings.Repeat("- *item* with `code` and **bold** text and [a link](https://example.com/x)\n", 5000)
-	out, cut := RenderMarkdown([]byte(src))
+	out, cut := RenderMarkdown([]byte(src), nil)
 	if !cut || len(out) > MaxBodyHTML || len(out) < MaxBodyHTML/2 {
 		t.Errorf("cut %v, %d bytes; want cut to at most %d (and not much less)", cut, len(out), MaxBodyHTML)
 	}
