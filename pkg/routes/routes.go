@@ -27,7 +27,7 @@
 //	/mcp/*, /blobs/*, /files/*                                nothing
 //	/catalog/sign-in, /catalog/sign-out                       web catalog forms, GET and POST
 //	/catalog/*                                                web catalog pages (HTML)
-//	/                                                         the origin root: a browser is sent to /catalog/
+//	/, /catalog                                               the origin root: a browser is sent to /catalog/
 //	/healthz                                                  the health check
 //	/k/*                                                      capability URLs: /k/<key> then an RFC feed path
 //	/*                                                        top-level artifacts (dropped keys, config URLs)
@@ -148,6 +148,9 @@ const (
 	CatalogSignInPage
 	CatalogSignOutPage
 	CatalogAsset // Name is the asset's file name
+	// CatalogListings is /catalog/listings/, the parent of the listings'
+	// pages: the list, whose filter names the visible listings, answers it.
+	CatalogListings
 )
 
 // ParseCatalog says which web catalog page an origin-root-absolute path
@@ -166,6 +169,8 @@ func ParseCatalog(path string) CatalogPage {
 		return CatalogPage{Kind: CatalogSignInPage}
 	case path == CatalogSignOut:
 		return CatalogPage{Kind: CatalogSignOutPage}
+	case path == catalogListings:
+		return CatalogPage{Kind: CatalogListings}
 	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(CatalogAssets, Catalog) && one(segs[1]):
 		return CatalogPage{Kind: CatalogAsset, Name: segs[1]}
 	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(catalogSkills, Catalog) && one(segs[1]):

@@ -51,7 +51,7 @@ func TestLookup(t *testing.T) {
 		{"/catalog/sign-in", SurfaceCatalog, true, ""},
 		{"/catalog/sign-out", SurfaceCatalog, true, ""},
 		{"/catalog/skills/x", SurfaceCatalog, false, ""},
-		{"/catalog", SurfaceArtifact, false, ""},
+		{"/catalog", SurfaceRoot, false, ""},
 		{"/blobs/sha256/00", SurfaceNone, false, ""},
 		{"/files/x.md", SurfaceNone, false, ""},
 		{"/docs/guide.md", SurfaceArtifact, false, ""},
@@ -252,6 +252,7 @@ func TestCatalogPaths(t *testing.T) {
 		{CatalogSkill("partner-a", "faq"), CatalogPage{Kind: CatalogSkillPage, Listing: "partner-a", Name: "faq"}},
 		{CatalogSubagent("reviewer"), CatalogPage{Kind: CatalogSubagentPage, Name: "reviewer"}},
 		{CatalogListing("partner-a"), CatalogPage{Kind: CatalogListingPage, Listing: "partner-a"}},
+		{"/catalog/listings/", CatalogPage{Kind: CatalogListings}},
 	} {
 		if got := ParseCatalog(tc.path); got != tc.want {
 			t.Errorf("ParseCatalog(%q) = %+v; want %+v", tc.path, got, tc.want)
@@ -261,7 +262,7 @@ func TestCatalogPaths(t *testing.T) {
 		}
 	}
 	for _, p := range []string{
-		"/catalog", "/catalog/skills/", "/catalog/skills/x/", "/catalog/skills/x/y", "/catalog/listings/a",
+		"/catalog", "/catalog/listing/", "/catalog/skills/", "/catalog/skills/x/", "/catalog/skills/x/y", "/catalog/listings/a",
 		"/catalog/listings//", "/catalog/listings/a/skills/", "/catalog/listings/a/b/c", "/catalog/assets/",
 		"/catalog/subagents/", "/catalog/sign-in/", "/catalog/other", "/catalog/catalog.json", "/skills/x",
 	} {

@@ -17,7 +17,7 @@ const (
 	SurfaceMCP                        // the MCP endpoint
 	SurfaceArtifact                   // a published artifact, found by its path
 	SurfaceCatalog                    // the web catalog's HTML pages (and their assets)
-	SurfaceRoot                       // the origin root: browsers are sent to the web catalog
+	SurfaceRoot                       // the origin root and /catalog: browsers are sent to the web catalog
 	SurfaceRevocations                // the revoked and withdrawn versions
 	SurfaceHealth                     // the health check
 	SurfaceCapability                 // a capability URL: /k/<key>/ and a path of the RFC feed, answered for that key
@@ -75,6 +75,7 @@ var table = []Route{
 	{Pattern: MCP + "/*", Surface: SurfaceNone, What: "the MCP endpoint"},
 	{Pattern: CatalogSignIn, Surface: SurfaceCatalog, Post: true, What: "the web catalog's sign-in form"},
 	{Pattern: CatalogSignOut, Surface: SurfaceCatalog, Post: true, What: "the web catalog's sign-out form"},
+	{Pattern: strings.TrimSuffix(Catalog, "/"), Surface: SurfaceRoot, What: "the web catalog"},
 	{Pattern: Catalog + "*", Surface: SurfaceCatalog, What: "the web catalog"},
 	{Pattern: "/blobs/*", Surface: SurfaceNone, What: "internal storage"},
 	{Pattern: "/files/*", Surface: SurfaceNone, What: "raw bucket keys, which are never served"},

@@ -104,6 +104,9 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 		s.writePage(w, r, c, http.StatusOK, func(b io.Writer) error {
 			return webcatalog.RenderSignIn(b, webcatalog.SignInPage{L: c.layout("Sign in"), Enabled: s.signer != nil, Unavailable: c.signInUnavailable()})
 		})
+	case routes.CatalogListings: // the list's filter names the listings the caller may see
+		h.Set("Cache-Control", ccNoStore)
+		http.Redirect(w, r, routes.Catalog, http.StatusFound)
 	case routes.CatalogSignOutPage:
 		if rq.keyID != "" {
 			rq.log.Info("web session ended", "key_id", rq.keyID)

@@ -690,3 +690,33 @@ func TestRelativeLinksInADocumentLeadToTheSkillsOwnFiles(t *testing.T) {
 		t.Errorf("a relative link resolves against the catalog's pages: %s", article)
 	}
 }
+
+// TestCatalogNavigation: /catalog sends a browser to /catalog/ as / does
+// (a JSON client gets the 404), /catalog/listings/ to the list, whose
+// filter names the visible listings, and a page past the end of the list
+// is the 404 page, not an empty page with a Previous link.
+func TestCatalogNavigation(t *testing.T) {
+	h, _ := webHarness(t)
+	const html = "Accept: text/html,application/xhtml+xml,*/*;q=0.8"
+	for _, p := range []string{"/catalog", "/catalog/listings/"} {
+		if w := h.do(http.MethodGet, p, html); w.Code != http.StatusFound || w.Header().Get("Location") != "/catalog/" {
+			t.Errorf("%s: %d to %q; want 302 to /catalog/", p, w.Code, w.Header().Get("Location"))
+		}
+	}
+	if w := h.do(http.MethodGet, "/catalog"); w.Code != http.StatusNotFound || w.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("/catalog for a JSON client: %d %s", w.Code, w.Header().Get("Content-Type"))
+	}
+	list := h.do(http.MethodGet, "/catalog/", html).Body.String()
+	if !strings.Contains(list, `<option value="partner-a"`) || strings.Contains(list, `<option value="hidden"`) {
+		t.Error("the list's listing filter does not name exactly the visible listings")
+	}
+	missing := h.do(http.MethodGet, "/catalog/no-such-page")
+	for _, p := range []string{"/catalog/?page=2", "/catalog/?q=bundle&page=2", "/catalog/listings/partner-a/?page=2", "/catalog/?kind=subagent&page=3"} {
+		if w := h.do(http.MethodGet, p); w.Code != http.StatusNotFound || w.Body.String() != missing.Body.String() {
+			t.Errorf("%s (past the end): %d; want the 404 page", p, w.Code)
+		}
+	}
+	if w := h.do(http.MethodGet, "/catalog/?page=1"); w.Code != http.StatusOK || len(listed(t, w)) == 0 {
+		t.Errorf("the first page: %d", w.Code)
+	}
+}

@@ -158,6 +158,9 @@ func (s *Site) list(q ListQuery, path, filterListing string) (ListPage, bool) {
 	sc := Scope{Kind: q.Kind, Listing: q.Listing}
 	skip := (q.Page - 1) * PageSize
 	found := s.Index.search(sc, search.Parse(q.Q), s.Caller, skip, PageSize+1)
+	if len(found) == 0 && q.Page > 1 { // past the end: no such page
+		return ListPage{}, false
+	}
 	more := len(found) > PageSize
 	found = found[:min(len(found), PageSize)]
 
