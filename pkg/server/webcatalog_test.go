@@ -720,3 +720,36 @@ func TestCatalogNavigation(t *testing.T) {
 		t.Errorf("the first page: %d", w.Code)
 	}
 }
+
+// TestSearchesWithNoWordAreThePlainList: the API answers a query with no
+// letters or digits as no query (every entry, in name order); the page
+// does too, instead of calling them results "best first", and never echoes
+// a control character (a NUL would show as U+FFFD).
+func TestSearchesWithNoWordAreThePlainList(t *testing.T) {
+	h, _ := webHarness(t)
+	plain := h.do(http.MethodGet, "/catalog/")
+	want := listed(t, plain)
+	summary := regexp.MustCompile(`\d+ in all, by name[^<]*`).FindString(plain.Body.String())
+	if summary == "" {
+		t.Fatal("the plain list has no summary")
+	}
+	for _, q := range []string{"!!!", "%20", "%00", "%09%0A", "-+.+%E2%80%94"} {
+		w := h.do(http.MethodGet, "/catalog/?q="+q)
+		body := w.Body.String()
+		if got := listed(t, w); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("q=%s lists %q; want the plain list %q", q, got, want)
+		}
+		if strings.Contains(body, "best first") || !strings.Contains(body, summary) || strings.Contains(body, "\ufffd") {
+			t.Errorf("q=%s: not the plain list's summary, or echoes a control character", q)
+		}
+		api := h.do(http.MethodGet, "/api/v1/skills?q="+q)
+		all := h.do(http.MethodGet, "/api/v1/skills")
+		if api.Code != http.StatusOK || api.Body.String() != all.Body.String() {
+			t.Errorf("the API answers q=%s otherwise than no query (the page's premise)", q)
+		}
+	}
+	w := h.do(http.MethodGet, "/catalog/?q=bundle%00zip")
+	if body := w.Body.String(); strings.Contains(body, "\ufffd") || strings.Contains(body, "\x00") || !strings.Contains(body, "“bundle zip”") {
+		t.Error("a NUL in a search is echoed, or the search is not the words around it")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/audience"
@@ -88,6 +89,19 @@ func ParseListQuery(raw string) (ListQuery, error) {
 		return ListQuery{}, fmt.Errorf("%w: kind must be skill or subagent", ErrBadQuery)
 	case q.Listing != "" && skillmd.ValidateName(q.Listing) != nil:
 		return ListQuery{}, fmt.Errorf("%w: no such listing", ErrBadQuery)
+	}
+	// Control characters are no part of a search (search.Words splits at
+	// them) and no part of what the page echoes: each is a space. Text
+	// with no word to search for is the plain list, as the API answers it
+	// (search.Parse's zero Query), not every entry "best first".
+	q.Q = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, q.Q))
+	if search.Parse(q.Q).IsZero() {
+		q.Q = ""
 	}
 	q.Kind = catalog.Kind(kind)
 	if page != "" {

@@ -106,6 +106,12 @@ func TestParseListQuery(t *testing.T) {
 		"kind=subagent&listing=partner-a": {Kind: "subagent", Listing: "partner-a", Page: 1},
 		"other=ignored":                   {Page: 1},
 		"q=" + strings.Repeat("a", 256):   {Q: strings.Repeat("a", 256), Page: 1},
+		"q=!!!":                           {Page: 1},
+		"q=%20":                           {Page: 1},
+		"q=%00":                           {Page: 1},
+		"q=-+.+%E2%80%94":                 {Page: 1},
+		"q=pdf%00tools%09":                {Q: "pdf tools", Page: 1},
+		"q=%1B%5B31mred":                  {Q: "[31mred", Page: 1},
 	}
 	for raw, want := range good {
 		if got, err := ParseListQuery(raw); err != nil || got != want {
