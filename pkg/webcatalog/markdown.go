@@ -92,20 +92,31 @@ func resolveRelative(doc ast.Node, files map[string]string) {
 		default:
 			return ast.WalkContinue, nil
 		}
-		d := string(util.ResolveEntityNames(util.ResolveNumericReferences(*dest)))
-		u, err := url.Parse(string(util.URLEscape([]byte(d), false)))
-		if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Path == "" {
-			return ast.WalkContinue, nil
+		raw, relative := relativePath(*dest)
+		if !relative {
+			return ast.WalkContinue, nil // SafeHref judges it
 		}
-		p := path.Clean(u.Path)
+		p := path.Clean(raw)
 		href, ok := files[p]
-		if !ok || strings.HasPrefix(u.Path, "/") || p == ".." || strings.HasPrefix(p, "../") {
+		if !ok || strings.HasPrefix(raw, "/") || p == ".." || strings.HasPrefix(p, "../") {
 			n.SetAttribute(unlinked, true)
 			return ast.WalkContinue, nil
 		}
 		*dest = []byte(href)
 		return ast.WalkContinue, nil
 	})
+}
+
+// relativePath is the path of a link's target when the target is a
+// relative reference with a path (no scheme, no host, not a fragment or a
+// query alone), unescaped.
+func relativePath(dest []byte) (string, bool) {
+	d := util.ResolveEntityNames(util.ResolveNumericReferences(dest))
+	u, err := url.Parse(string(util.URLEscape(d, false)))
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.Path == "" {
+		return "", false
+	}
+	return u.Path, true
 }
 
 // RawHTMLLabel marks raw HTML shown as its source: a block's caption and
