@@ -152,8 +152,8 @@ func TestScanTravelsWithTheVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := buildMCPIndex(view, audience.Anonymous)
-	if len(idx.skills) != 1 || !strings.Contains(string(idx.skills[0].json), `"_meta":{"`+MetaScan+`":{"verdict":"warn"`) {
-		t.Errorf("MCP skill entry: %s", idx.skills[0].json)
+	skills, _, err := buildMCPIndex(view).viewFor(view, audience.Anonymous).skillPage("")
+	if err != nil || len(skills) != 1 || !strings.Contains(string(skills[0].json), `"_meta":{"`+MetaScan+`":{"verdict":"warn"`) {
+		t.Fatalf("MCP skill entries: %v %d", err, len(skills))
 	}
 }

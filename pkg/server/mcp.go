@@ -69,8 +69,8 @@ func (c *mcpCall) cacheScope() string {
 	return "public"
 }
 
-// index is the MCP index of the call's snapshot for its caller.
-func (s *Server) index(c *mcpCall) *mcpIndex { return s.mcp.indexes.get(c.view, c.caller) }
+// index is the MCP index of the call's snapshot as its caller sees it.
+func (s *Server) index(c *mcpCall) mcpView { return s.mcp.indexes.get(c.view, c.caller) }
 
 func (s *Server) newMCPEndpoint() *mcpEndpoint {
 	caps := &mcp.ServerCapabilities{

@@ -36,18 +36,18 @@ func (s *Server) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *rea
 	if p != nil {
 		uri, cursor = p.URI, p.Cursor
 	}
-	children, ok := s.index(call).dirs[uri]
+	children, ok := s.index(call).dir(uri)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: clipURI(uri) + " is not a directory resource this server serves."}
 	}
-	from, to, next, err := pageOf(len(children),
-		func(i int) string { return children[i].resource.URI }, func(i int) int { return children[i].size }, cursor)
+	page, next, err := pageOf(len(children),
+		func(i int) string { return children[i].resource.URI }, func(i int) int { return children[i].size }, nil, cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &readDirectoryResult{cacheable: cacheableFor(call), Resources: make([]*mcp.Resource, 0, to-from), NextCursor: next}
-	for _, c := range children[from:to] {
-		res.Resources = append(res.Resources, c.resource)
+	res := &readDirectoryResult{cacheable: cacheableFor(call), Resources: make([]*mcp.Resource, 0, len(page)), NextCursor: next}
+	for _, i := range page {
+		res.Resources = append(res.Resources, children[i].resource)
 	}
 	return res, nil
 }

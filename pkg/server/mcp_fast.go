@@ -90,7 +90,7 @@ func (s *Server) fastAnswer(ctx context.Context, w http.ResponseWriter, r *http.
 // and the SDK path reads again and answers it.
 func (s *Server) fastRead(ctx context.Context, call *mcpCall, req *fastRequest) (parts [][]byte, release func(), ok bool) {
 	release = func() {}
-	f := s.index(call).fileByURI[req.uri]
+	f := s.index(call).file(req.uri)
 	if f == nil || f.file.Size < 0 || f.file.Size > maxFastRead {
 		return nil, release, false
 	}
@@ -120,9 +120,7 @@ const maxFastRead = 8 << 20
 
 // fastList is the result of skills/list; a bad cursor is false.
 func (s *Server) fastList(call *mcpCall, req *fastRequest) ([][]byte, bool) {
-	idx := s.index(call)
-	from, to, next, err := pageOf(len(idx.skills),
-		func(i int) string { return idx.skills[i].uri }, func(i int) int { return len(idx.skills[i].json) }, req.cursor)
+	skills, next, err := s.index(call).skillPage(req.cursor)
 	if err != nil {
 		return nil, false
 	}
@@ -130,9 +128,9 @@ func (s *Server) fastList(call *mcpCall, req *fastRequest) ([][]byte, bool) {
 	head.WriteByte('{')
 	s.writeServerInfo(&head, req)
 	head.WriteString(`"resultType":"complete","ttlMs":` + strconv.Itoa(mcpTTLMs) + `,"cacheScope":"` + call.cacheScope() + `","skills":[`)
-	parts := make([][]byte, 0, 2*(to-from)+2)
+	parts := make([][]byte, 0, 2*len(skills)+2)
 	parts = append(parts, head.Bytes())
-	for i, sk := range idx.skills[from:to] {
+	for i, sk := range skills {
 		if i > 0 {
 			parts = append(parts, comma)
 		}

@@ -23,21 +23,24 @@ import (
 // directoryType is the media type of a directory resource (SEP-2640).
 const directoryType = "inode/directory"
 
-// mcpIndex is what the MCP feed serves one class of caller (anonymous, or
-// a valid key of an audience set) from one catalog revision: the skills in URI order
-// with their entries encoded once, every file and directory by URI. What
-// the caller may not see is not in it, so every method answers a hidden
-// skill exactly as an unknown one.
+// mcpIndex is every skill the MCP feed serves from one catalog revision,
+// whoever asks: the skills in URI order with their entries encoded once,
+// every file and directory by URI. It is built once per revision; what a
+// caller is answered from it is its mcpView, which holds only the skills
+// the caller's class may see, so every method answers a hidden skill
+// exactly as an unknown one.
 type mcpIndex struct {
 	skills     []*mcpSkill // by URI
 	skillByURI map[string]*mcpSkill
+	byEntry    map[*catalog.Entry]*mcpSkill
 	files      []*mcpFile // by URI
 	fileByURI  map[string]*mcpFile
-	dirs       map[string][]mcpItem // a directory's children, by URI
+	dirs       map[string][]mcpChild // a directory's children, by URI
 }
 
 // mcpSkill is one skill served over MCP: its latest version.
 type mcpSkill struct {
+	pos   int    // in mcpIndex.skills
 	uri   string // of its SKILL.md
 	entry *catalog.Entry
 	ver   *catalog.Version
@@ -56,6 +59,12 @@ type mcpFile struct {
 type mcpItem struct {
 	resource *mcp.Resource
 	size     int
+}
+
+// mcpChild is an entry of a directory, and the skill it is part of.
+type mcpChild struct {
+	mcpItem
+	skill *mcpSkill
 }
 
 // skillEntry is SEP-2640's Skill, and skillResource its SkillResource.
@@ -117,18 +126,23 @@ func servedVersion(e *catalog.Entry) *catalog.Version {
 	return nil
 }
 
-// buildMCPIndex indexes what a caller sees in view: the top-level skills,
-// and each listing's own skills under the listing's root (a top-level
-// skill a listing includes by name is listed once, at its own URI).
-func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
-	idx := &mcpIndex{skillByURI: map[string]*mcpSkill{}, fileByURI: map[string]*mcpFile{}, dirs: map[string][]mcpItem{}}
-	dirs := map[string]map[string]*mcp.Resource{}
-	child := func(dir string, r *mcp.Resource) {
+// buildMCPIndex indexes every skill of view: the top-level skills, and
+// each listing's own skills under the listing's root (a top-level skill a
+// listing includes by name is listed once, at its own URI).
+func buildMCPIndex(view *catalog.View) *mcpIndex {
+	idx := &mcpIndex{skillByURI: map[string]*mcpSkill{}, byEntry: map[*catalog.Entry]*mcpSkill{},
+		fileByURI: map[string]*mcpFile{}, dirs: map[string][]mcpChild{}}
+	type owned struct {
+		r     *mcp.Resource
+		skill *mcpSkill
+	}
+	dirs := map[string]map[string]owned{}
+	child := func(dir string, r *mcp.Resource, sk *mcpSkill) {
 		if dirs[dir] == nil {
-			dirs[dir] = map[string]*mcp.Resource{}
+			dirs[dir] = map[string]owned{}
 		}
 		if _, ok := dirs[dir][r.URI]; !ok {
-			dirs[dir][r.URI] = r
+			dirs[dir][r.URI] = owned{r, sk}
 		}
 	}
 	add := func(listing string, e *catalog.Entry) {
@@ -155,7 +169,7 @@ func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
 			entry.Meta = &meta
 		}
 		if listing != "" {
-			child(listingDir(listing), &mcp.Resource{URI: root, Name: e.Name, MIMEType: directoryType})
+			child(listingDir(listing), &mcp.Resource{URI: root, Name: e.Name, MIMEType: directoryType}, sk)
 		}
 		for _, f := range ver.Files {
 			uri := routes.SkillURI(listing, e.Name, f.Path)
@@ -171,15 +185,37 @@ func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
 			dir, elems := root, strings.Split(f.Path, "/")
 			for i, elem := range elems[:len(elems)-1] {
 				sub := routes.SkillURI(listing, e.Name, strings.Join(elems[:i+1], "/"))
-				child(dir, &mcp.Resource{URI: sub, Name: elem, MIMEType: directoryType})
+				child(dir, &mcp.Resource{URI: sub, Name: elem, MIMEType: directoryType}, sk)
 				dir = sub
 			}
-			child(dir, r)
+			child(dir, r, sk)
 		}
 		sk.json = encodeJSON(entry)
 		idx.skills = append(idx.skills, sk)
 		idx.skillByURI[sk.uri] = sk
+		idx.byEntry[e] = sk
 	}
+	servedBy(view, audience.Unrestricted, add)
+	sort.Slice(idx.skills, func(i, j int) bool { return idx.skills[i].uri < idx.skills[j].uri })
+	for i, sk := range idx.skills {
+		sk.pos = i
+	}
+	sort.Slice(idx.files, func(i, j int) bool { return idx.files[i].resource.URI < idx.files[j].resource.URI })
+	for dir, children := range dirs {
+		items := make([]mcpChild, 0, len(children))
+		for _, c := range children {
+			items = append(items, mcpChild{mcpItem{resource: c.r, size: len(encodeJSON(c.r))}, c.skill})
+		}
+		sort.Slice(items, func(i, j int) bool { return items[i].resource.URI < items[j].resource.URI })
+		idx.dirs[dir] = items
+	}
+	return idx
+}
+
+// servedBy calls add for each skill MCP serves c from view, with the
+// listing it is served under ("" for the top level): the one enumeration
+// both the index and every caller's view of it are made by.
+func servedBy(view *catalog.View, c audience.Caller, add func(listing string, e *catalog.Entry)) {
 	for _, e := range view.Skills(c) {
 		add("", e)
 	}
@@ -191,17 +227,6 @@ func buildMCPIndex(view *catalog.View, c audience.Caller) *mcpIndex {
 			}
 		}
 	}
-	sort.Slice(idx.skills, func(i, j int) bool { return idx.skills[i].uri < idx.skills[j].uri })
-	sort.Slice(idx.files, func(i, j int) bool { return idx.files[i].resource.URI < idx.files[j].resource.URI })
-	for dir, children := range dirs {
-		items := make([]mcpItem, 0, len(children))
-		for _, r := range children {
-			items = append(items, mcpItem{resource: r, size: len(encodeJSON(r))})
-		}
-		sort.Slice(items, func(i, j int) bool { return items[i].resource.URI < items[j].resource.URI })
-		idx.dirs[dir] = items
-	}
-	return idx
 }
 
 // encodeJSON encodes v as the MCP SDK encodes results: without HTML
@@ -216,43 +241,122 @@ func encodeJSON(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// mcpIndexes keeps the indexes of the newest catalog revision seen, built
-// on first use per class of caller (at most maxClasses of them; past that
-// one is built per request).
+// skillSet is a set of positions in mcpIndex.skills.
+type skillSet []uint64
+
+func (s skillSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+
+// mcpView is what one class of caller is answered from: the revision's
+// index, and the skills of it the class sees. Lists, lookups and cursors
+// skip the others, so an answer is the one an index of only the class's
+// skills would give.
+type mcpView struct {
+	*mcpIndex
+	sees skillSet
+}
+
+// viewFor is the view of idx (built from view) for class c.
+func (idx *mcpIndex) viewFor(view *catalog.View, c audience.Caller) mcpView {
+	sees := make(skillSet, (len(idx.skills)+63)/64)
+	servedBy(view, c, func(_ string, e *catalog.Entry) {
+		if sk := idx.byEntry[e]; sk != nil {
+			sees[sk.pos/64] |= 1 << (sk.pos % 64)
+		}
+	})
+	return mcpView{idx, sees}
+}
+
+// skill is the served skill whose SKILL.md is at uri, or nil.
+func (v mcpView) skill(uri string) *mcpSkill {
+	if sk := v.skillByURI[uri]; sk != nil && v.sees.has(sk.pos) {
+		return sk
+	}
+	return nil
+}
+
+// file is the served file at uri, or nil.
+func (v mcpView) file(uri string) *mcpFile {
+	if f := v.fileByURI[uri]; f != nil && v.sees.has(f.skill.pos) {
+		return f
+	}
+	return nil
+}
+
+// dir is the children of the directory at uri; false when it is not a
+// directory of a skill the caller sees.
+func (v mcpView) dir(uri string) ([]mcpChild, bool) {
+	all := v.dirs[uri]
+	var seen []mcpChild
+	for i, c := range all {
+		switch {
+		case !v.sees.has(c.skill.pos) && seen == nil:
+			seen = append(make([]mcpChild, 0, len(all)), all[:i]...)
+		case !v.sees.has(c.skill.pos):
+		case seen != nil:
+			seen = append(seen, c)
+		}
+	}
+	if seen == nil {
+		seen = all
+	}
+	return seen, len(seen) > 0
+}
+
+// skillPage is the page of skills/list after cursor.
+func (v mcpView) skillPage(cursor string) ([]*mcpSkill, string, error) {
+	page, next, err := pageOf(len(v.skills),
+		func(i int) string { return v.skills[i].uri }, func(i int) int { return len(v.skills[i].json) }, v.sees.has, cursor)
+	out := make([]*mcpSkill, len(page))
+	for i, p := range page {
+		out[i] = v.skills[p]
+	}
+	return out, next, err
+}
+
+// filePage is the page of resources/list after cursor.
+func (v mcpView) filePage(cursor string) ([]*mcpFile, string, error) {
+	page, next, err := pageOf(len(v.files),
+		func(i int) string { return v.files[i].resource.URI }, func(i int) int { return v.files[i].size },
+		func(i int) bool { return v.sees.has(v.files[i].skill.pos) }, cursor)
+	out := make([]*mcpFile, len(page))
+	for i, p := range page {
+		out[i] = v.files[p]
+	}
+	return out, next, err
+}
+
+// mcpIndexes keeps the index of the newest catalog revision seen, built
+// on its first use, and the views of it of at most maxClasses classes of
+// caller (past that, a view is made per request).
 type mcpIndexes struct {
-	mu    sync.Mutex
-	view  *catalog.View
-	built map[string]*builtIndex // by audience.Class.Key
+	mu   sync.Mutex
+	view *catalog.View
+	kept *keptIndex
 }
 
-type builtIndex struct {
-	once sync.Once
-	idx  *mcpIndex
+type keptIndex struct {
+	once  sync.Once
+	idx   *mcpIndex
+	views *keptOnce[string, mcpView] // by audience.Class.Key
 }
 
-// get returns the index of view for the caller's class. A request still
-// holding an older revision than the one kept gets an index of its own,
-// so requests straddling a publish do not rebuild the kept one in turn.
-func (c *mcpIndexes) get(view *catalog.View, caller audience.Caller) *mcpIndex {
+// get returns the view of view's index for the caller's class. A request
+// still holding an older revision than the one kept gets an index of its
+// own, so requests straddling a publish do not rebuild the kept one in
+// turn.
+func (c *mcpIndexes) get(view *catalog.View, caller audience.Caller) mcpView {
 	class := view.Class(catalog.ScopeAll, caller)
 	c.mu.Lock()
 	switch {
 	case c.view == view:
 	case c.view != nil && view.Revision() < c.view.Revision():
 		c.mu.Unlock()
-		return buildMCPIndex(view, class.Caller())
+		return buildMCPIndex(view).viewFor(view, class.Caller())
 	default:
-		c.view, c.built = view, map[string]*builtIndex{}
+		c.view, c.kept = view, &keptIndex{views: newKeptOnce[string, mcpView](maxClasses)}
 	}
-	b := c.built[class.Key()]
-	if b == nil && len(c.built) < maxClasses {
-		b = &builtIndex{}
-		c.built[class.Key()] = b
-	}
+	k := c.kept
 	c.mu.Unlock()
-	if b == nil {
-		return buildMCPIndex(view, class.Caller())
-	}
-	b.once.Do(func() { b.idx = buildMCPIndex(view, class.Caller()) })
-	return b.idx
+	k.once.Do(func() { k.idx = buildMCPIndex(view) })
+	return k.views.get(class.Key(), func() mcpView { return k.idx.viewFor(view, class.Caller()) })
 }

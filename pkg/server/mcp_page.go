@@ -44,26 +44,29 @@ func decodeCursor(c string) (string, error) {
 	return string(b), nil
 }
 
-// pageOf returns the items of a URI-ordered list that follow the cursor,
-// as many as fit mcpPageBytes (at least one), and the cursor of the next
-// page ("" after the last). uri and size describe item i.
-func pageOf(n int, uri func(i int) string, size func(i int) int, cursor string) (from, to int, next string, err error) {
+// pageOf returns the positions of the items of a URI-ordered list that
+// follow the cursor and that keep holds (every item when keep is nil), as
+// many as fit mcpPageBytes (at least one), and the cursor of the next
+// page ("" after the last kept item). uri and size describe item i.
+func pageOf(n int, uri func(i int) string, size func(i int) int, keep func(i int) bool, cursor string) (page []int, next string, err error) {
 	after, err := decodeCursor(cursor)
 	if err != nil {
-		return 0, 0, "", err
+		return nil, "", err
 	}
-	from = 0
+	from := 0
 	if after != "" {
 		from = sort.Search(n, func(i int) bool { return uri(i) > after })
 	}
 	used := 0
-	to = from
-	for to < n && (to == from || used+size(to) <= mcpPageBytes) {
-		used += size(to)
-		to++
+	for i := from; i < n; i++ {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		if len(page) > 0 && used+size(i) > mcpPageBytes {
+			return page, encodeCursor(uri(page[len(page)-1])), nil
+		}
+		used += size(i)
+		page = append(page, i)
 	}
-	if to < n {
-		next = encodeCursor(uri(to - 1))
-	}
-	return from, to, next, nil
+	return page, "", nil
 }

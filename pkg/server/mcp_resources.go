@@ -19,18 +19,16 @@ func (s *Server) listResources(call *mcpCall, req mcp.Request) (*mcp.ListResourc
 	if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	idx := s.index(call)
-	from, to, next, err := pageOf(len(idx.files),
-		func(i int) string { return idx.files[i].resource.URI }, func(i int) int { return idx.files[i].size }, cursor)
+	files, next, err := s.index(call).filePage(cursor)
 	if err != nil {
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{
 		Cacheable:  mcp.Cacheable{TTLMs: mcpTTLMs, CacheScope: call.cacheScope()},
-		Resources:  make([]*mcp.Resource, 0, to-from),
+		Resources:  make([]*mcp.Resource, 0, len(files)),
 		NextCursor: next,
 	}
-	for _, f := range idx.files[from:to] {
+	for _, f := range files {
 		res.Resources = append(res.Resources, f.resource)
 	}
 	return res, nil
@@ -54,7 +52,7 @@ func (s *Server) readSkillFile(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, errNoCall
 	}
 	uri := req.Params.URI
-	f := s.index(call).fileByURI[uri]
+	f := s.index(call).file(uri)
 	if f == nil {
 		return nil, mcp.ResourceNotFoundError(clipURI(uri))
 	}

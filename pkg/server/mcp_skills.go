@@ -42,18 +42,16 @@ func (s *Server) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listSk
 	if call == nil {
 		return nil, errNoCall
 	}
-	idx := s.index(call)
 	cursor := ""
 	if p != nil {
 		cursor = p.Cursor
 	}
-	from, to, next, err := pageOf(len(idx.skills),
-		func(i int) string { return idx.skills[i].uri }, func(i int) int { return len(idx.skills[i].json) }, cursor)
+	skills, next, err := s.index(call).skillPage(cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &listSkillsResult{cacheable: cacheableFor(call), Skills: make([]json.RawMessage, 0, to-from), NextCursor: next}
-	for _, sk := range idx.skills[from:to] {
+	res := &listSkillsResult{cacheable: cacheableFor(call), Skills: make([]json.RawMessage, 0, len(skills)), NextCursor: next}
+	for _, sk := range skills {
 		res.Skills = append(res.Skills, sk.json)
 	}
 	return res, nil
@@ -83,7 +81,7 @@ func (s *Server) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkill
 	if p != nil {
 		uri = p.URI
 	}
-	sk := s.index(call).skillByURI[uri]
+	sk := s.index(call).skill(uri)
 	if sk == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "No skill is served at " + clipURI(uri) + "."}
 	}
