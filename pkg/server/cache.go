@@ -156,6 +156,13 @@ func (c *catalogCache) invalidate() {
 // the origin, which a local Host header can vary at will.
 const maxRenders = 64
 
+// maxRenderBytes bounds the bodies of the rendered RFC indexes and listings
+// one snapshot keeps, the least recently used dropped past it (and
+// rendered again when next asked): each class of caller has a document of
+// its own, about 280 KB at 2,000 skills. A body's gzip, made on the first
+// request that accepts it, is about a fifth more.
+const maxRenderBytes = 8 << 20
+
 // maxClasses bounds the classes of caller one snapshot keeps what it
 // computed for; past it, a class's answer is computed per request.
 const maxClasses = 64
@@ -179,7 +186,7 @@ type snapshot struct {
 
 	visible *keptOnce[string, bool] // AnyVisible, by class over every skill
 
-	renders       *keptOnce[renderKey, indexRender]
+	renders       *boundedLRU[renderKey, indexRender]
 	nativeRenders *keptOnce[nativeKey, nativeRender]
 	stored        *keptOnce[string, storedBody]
 
@@ -237,11 +244,21 @@ type indexRender struct {
 	found bool
 }
 
+// bytes is what a kept render is counted as: its body, and a little for
+// the rest (so that many tiny documents are bounded too).
+func (r indexRender) bytes() int64 {
+	const overhead = 512
+	if r.doc == nil {
+		return overhead
+	}
+	return int64(len(r.doc.Body)) + overhead
+}
+
 func newSnapshot(h *catalog.Head, st store.Store) *snapshot {
 	return &snapshot{
 		head:          h,
 		store:         st,
-		renders:       newKeptOnce[renderKey, indexRender](maxRenders),
+		renders:       newBoundedLRU[renderKey](maxRenders, maxRenderBytes, indexRender.bytes),
 		nativeRenders: newKeptOnce[nativeKey, nativeRender](maxNativeRenders),
 		stored:        newKeptOnce[string, storedBody](maxStored),
 		visible:       newKeptOnce[string, bool](maxClasses),

@@ -279,13 +279,13 @@ func TestRendersOncePerRevisionAuthAndOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := snap.renders.size(); n != 3 {
+	if n, _ := snap.renders.len(); n != 3 {
 		t.Errorf("%d renders cached, want 3", n)
 	}
 	for i := 0; i < maxRenders+10; i++ {
 		get("h" + string(rune('a'+i%26)) + strings.Repeat("x", i) + ".example")
 	}
-	if n := snap.renders.size(); n > maxRenders {
+	if n, _ := snap.renders.len(); n > maxRenders {
 		t.Errorf("%d renders cached, bound is %d", n, maxRenders)
 	}
 }
