@@ -152,7 +152,7 @@ func TestScanTravelsWithTheVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skills, _, err := buildMCPIndex(view).viewFor(view, audience.Anonymous).skillPage("")
+	skills, _, err := mcpListed(buildMCPIndex(view).viewFor(view, audience.Anonymous), "")
 	if err != nil || len(skills) != 1 || !strings.Contains(string(skills[0].json), `"_meta":{"`+MetaScan+`":{"verdict":"warn"`) {
 		t.Fatalf("MCP skill entries: %v %d", err, len(skills))
 	}

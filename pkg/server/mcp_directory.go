@@ -40,14 +40,14 @@ func (s *Server) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *rea
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: clipURI(uri) + " is not a directory resource this server serves."}
 	}
-	page, next, err := pageOf(len(children),
+	from, to, _, next, err := pageOf(len(children),
 		func(i int) string { return children[i].resource.URI }, func(i int) int { return children[i].size }, nil, cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &readDirectoryResult{cacheable: cacheableFor(call), Resources: make([]*mcp.Resource, 0, len(page)), NextCursor: next}
-	for _, i := range page {
-		res.Resources = append(res.Resources, children[i].resource)
+	res := &readDirectoryResult{cacheable: cacheableFor(call), Resources: make([]*mcp.Resource, 0, to-from), NextCursor: next}
+	for _, c := range children[from:to] {
+		res.Resources = append(res.Resources, c.resource)
 	}
 	return res, nil
 }

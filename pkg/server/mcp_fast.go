@@ -120,7 +120,8 @@ const maxFastRead = 8 << 20
 
 // fastList is the result of skills/list; a bad cursor is false.
 func (s *Server) fastList(call *mcpCall, req *fastRequest) ([][]byte, bool) {
-	skills, next, err := s.index(call).skillPage(req.cursor)
+	v := s.index(call)
+	from, to, count, next, err := v.skillPage(req.cursor)
 	if err != nil {
 		return nil, false
 	}
@@ -128,10 +129,13 @@ func (s *Server) fastList(call *mcpCall, req *fastRequest) ([][]byte, bool) {
 	head.WriteByte('{')
 	s.writeServerInfo(&head, req)
 	head.WriteString(`"resultType":"complete","ttlMs":` + strconv.Itoa(mcpTTLMs) + `,"cacheScope":"` + call.cacheScope() + `","skills":[`)
-	parts := make([][]byte, 0, 2*len(skills)+2)
+	parts := make([][]byte, 0, 2*count+2)
 	parts = append(parts, head.Bytes())
-	for i, sk := range skills {
-		if i > 0 {
+	for _, sk := range v.skills[from:to] {
+		if !v.seen(sk) {
+			continue
+		}
+		if len(parts) > 1 {
 			parts = append(parts, comma)
 		}
 		parts = append(parts, sk.json)

@@ -268,7 +268,7 @@ func (idx *mcpIndex) viewFor(view *catalog.View, c audience.Caller) mcpView {
 
 // skill is the served skill whose SKILL.md is at uri, or nil.
 func (v mcpView) skill(uri string) *mcpSkill {
-	if sk := v.skillByURI[uri]; sk != nil && v.sees.has(sk.pos) {
+	if sk := v.skillByURI[uri]; sk != nil && v.seen(sk) {
 		return sk
 	}
 	return nil
@@ -276,7 +276,7 @@ func (v mcpView) skill(uri string) *mcpSkill {
 
 // file is the served file at uri, or nil.
 func (v mcpView) file(uri string) *mcpFile {
-	if f := v.fileByURI[uri]; f != nil && v.sees.has(f.skill.pos) {
+	if f := v.fileByURI[uri]; f != nil && v.seen(f.skill) {
 		return f
 	}
 	return nil
@@ -289,9 +289,9 @@ func (v mcpView) dir(uri string) ([]mcpChild, bool) {
 	var seen []mcpChild
 	for i, c := range all {
 		switch {
-		case !v.sees.has(c.skill.pos) && seen == nil:
+		case !v.seen(c.skill) && seen == nil:
 			seen = append(make([]mcpChild, 0, len(all)), all[:i]...)
-		case !v.sees.has(c.skill.pos):
+		case !v.seen(c.skill):
 		case seen != nil:
 			seen = append(seen, c)
 		}
@@ -302,28 +302,22 @@ func (v mcpView) dir(uri string) ([]mcpChild, bool) {
 	return seen, len(seen) > 0
 }
 
-// skillPage is the page of skills/list after cursor.
-func (v mcpView) skillPage(cursor string) ([]*mcpSkill, string, error) {
-	page, next, err := pageOf(len(v.skills),
+// skillPage is the page of skills/list after cursor: the skills of
+// v.skills[from:to] that v.seen holds, count of them.
+func (v mcpView) skillPage(cursor string) (from, to, count int, next string, err error) {
+	return pageOf(len(v.skills),
 		func(i int) string { return v.skills[i].uri }, func(i int) int { return len(v.skills[i].json) }, v.sees.has, cursor)
-	out := make([]*mcpSkill, len(page))
-	for i, p := range page {
-		out[i] = v.skills[p]
-	}
-	return out, next, err
 }
 
-// filePage is the page of resources/list after cursor.
-func (v mcpView) filePage(cursor string) ([]*mcpFile, string, error) {
-	page, next, err := pageOf(len(v.files),
+// filePage is skillPage for resources/list, over v.files.
+func (v mcpView) filePage(cursor string) (from, to, count int, next string, err error) {
+	return pageOf(len(v.files),
 		func(i int) string { return v.files[i].resource.URI }, func(i int) int { return v.files[i].size },
-		func(i int) bool { return v.sees.has(v.files[i].skill.pos) }, cursor)
-	out := make([]*mcpFile, len(page))
-	for i, p := range page {
-		out[i] = v.files[p]
-	}
-	return out, next, err
+		func(i int) bool { return v.seen(v.files[i].skill) }, cursor)
 }
+
+// seen reports whether the view's class sees sk.
+func (v mcpView) seen(sk *mcpSkill) bool { return v.sees.has(sk.pos) }
 
 // mcpIndexes keeps the index of the newest catalog revision seen, built
 // on its first use, and the views of it of at most maxClasses classes of

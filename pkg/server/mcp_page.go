@@ -44,29 +44,30 @@ func decodeCursor(c string) (string, error) {
 	return string(b), nil
 }
 
-// pageOf returns the positions of the items of a URI-ordered list that
-// follow the cursor and that keep holds (every item when keep is nil), as
-// many as fit mcpPageBytes (at least one), and the cursor of the next
-// page ("" after the last kept item). uri and size describe item i.
-func pageOf(n int, uri func(i int) string, size func(i int) int, keep func(i int) bool, cursor string) (page []int, next string, err error) {
+// pageOf returns the page of a URI-ordered list that follows the cursor:
+// the items in [from, to) that keep holds (every item when keep is nil),
+// count of them, as many as fit mcpPageBytes (at least one), and the
+// cursor of the next page ("" after the last kept item). uri and size
+// describe item i.
+func pageOf(n int, uri func(i int) string, size func(i int) int, keep func(i int) bool, cursor string) (from, to, count int, next string, err error) {
 	after, err := decodeCursor(cursor)
 	if err != nil {
-		return nil, "", err
+		return 0, 0, 0, "", err
 	}
-	from := 0
 	if after != "" {
 		from = sort.Search(n, func(i int) bool { return uri(i) > after })
 	}
-	used := 0
-	for i := from; i < n; i++ {
-		if keep != nil && !keep(i) {
+	used, last := 0, -1
+	for to = from; to < n; to++ {
+		if keep != nil && !keep(to) {
 			continue
 		}
-		if len(page) > 0 && used+size(i) > mcpPageBytes {
-			return page, encodeCursor(uri(page[len(page)-1])), nil
+		if count > 0 && used+size(to) > mcpPageBytes {
+			return from, to, count, encodeCursor(uri(last)), nil
 		}
-		used += size(i)
-		page = append(page, i)
+		used += size(to)
+		count++
+		last = to
 	}
-	return page, "", nil
+	return from, to, count, "", nil
 }

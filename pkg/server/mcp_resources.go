@@ -19,16 +19,20 @@ func (s *Server) listResources(call *mcpCall, req mcp.Request) (*mcp.ListResourc
 	if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && p != nil {
 		cursor = p.Cursor
 	}
-	files, next, err := s.index(call).filePage(cursor)
+	v := s.index(call)
+	from, to, count, next, err := v.filePage(cursor)
 	if err != nil {
 		return nil, err
 	}
 	res := &mcp.ListResourcesResult{
 		Cacheable:  mcp.Cacheable{TTLMs: mcpTTLMs, CacheScope: call.cacheScope()},
-		Resources:  make([]*mcp.Resource, 0, len(files)),
+		Resources:  make([]*mcp.Resource, 0, count),
 		NextCursor: next,
 	}
-	for _, f := range files {
+	for _, f := range v.files[from:to] {
+		if !v.seen(f.skill) {
+			continue
+		}
 		res.Resources = append(res.Resources, f.resource)
 	}
 	return res, nil

@@ -46,12 +46,16 @@ func (s *Server) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listSk
 	if p != nil {
 		cursor = p.Cursor
 	}
-	skills, next, err := s.index(call).skillPage(cursor)
+	v := s.index(call)
+	from, to, count, next, err := v.skillPage(cursor)
 	if err != nil {
 		return nil, err
 	}
-	res := &listSkillsResult{cacheable: cacheableFor(call), Skills: make([]json.RawMessage, 0, len(skills)), NextCursor: next}
-	for _, sk := range skills {
+	res := &listSkillsResult{cacheable: cacheableFor(call), Skills: make([]json.RawMessage, 0, count), NextCursor: next}
+	for _, sk := range v.skills[from:to] {
+		if !v.seen(sk) {
+			continue
+		}
 		res.Skills = append(res.Skills, sk.json)
 	}
 	return res, nil

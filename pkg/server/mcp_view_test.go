@@ -31,21 +31,24 @@ func TestPageOfSkipsWhatKeepDoesNot(t *testing.T) {
 			}
 		}
 		page := func(cursor string) (filtered, alone []string, nextF, nextA string) {
-			pf, nf, err := pageOf(n, func(i int) string { return uris[i] }, func(i int) int { return sizes[i] },
+			from, to, count, nf, err := pageOf(n, func(i int) string { return uris[i] }, func(i int) int { return sizes[i] },
 				func(i int) bool { return kept[i] }, cursor)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pa, na, err := pageOf(len(onlyURIs), func(i int) string { return onlyURIs[i] }, func(i int) int { return onlySizes[i] }, nil, cursor)
-			if err != nil {
-				t.Fatal(err)
+			for i := from; i < to; i++ {
+				if kept[i] {
+					filtered = append(filtered, uris[i])
+				}
 			}
-			for _, i := range pf {
-				filtered = append(filtered, uris[i])
+			if count != len(filtered) {
+				t.Fatalf("count %d of %d kept items", count, len(filtered))
 			}
-			for _, i := range pa {
-				alone = append(alone, onlyURIs[i])
+			from, to, count, na, err := pageOf(len(onlyURIs), func(i int) string { return onlyURIs[i] }, func(i int) int { return onlySizes[i] }, nil, cursor)
+			if err != nil || count != to-from {
+				t.Fatal(err, count, to-from)
 			}
+			alone = onlyURIs[from:to]
 			return filtered, alone, nf, na
 		}
 		cursors := []string{""}
@@ -105,7 +108,7 @@ func TestMCPIndexIsOnePerRevision(t *testing.T) {
 		{va, []string{"skill://for-a/SKILL.md", "skill://open/SKILL.md"}, false, []string{"skill://for-b/SKILL.md"}},
 		{vb, []string{"skill://for-b/SKILL.md", "skill://open/SKILL.md", "skill://partners.listing/b-only/SKILL.md"}, true, []string{"skill://for-a/SKILL.md"}},
 	} {
-		skills, next, err := tc.v.skillPage("")
+		skills, next, err := mcpListed(tc.v, "")
 		var got []string
 		for _, sk := range skills {
 			got = append(got, sk.uri)
@@ -124,7 +127,16 @@ func TestMCPIndexIsOnePerRevision(t *testing.T) {
 		if children, ok := tc.v.dir("skill://partners.listing"); ok != tc.listing || ok && len(children) != 1 {
 			t.Errorf("the listing's directory: %v %d", ok, len(children))
 		}
-		fs, _, err := tc.v.filePage("")
+		from, to, count, _, err := tc.v.filePage("")
+		var fs []*mcpFile
+		for _, f := range tc.v.files[from:to] {
+			if tc.v.seen(f.skill) {
+				fs = append(fs, f)
+			}
+		}
+		if count != len(fs) {
+			t.Errorf("resources/list: count %d of %d files", count, len(fs))
+		}
 		for _, f := range fs {
 			if !slices.Contains(tc.sees, f.skill.uri) {
 				t.Errorf("resources/list names %s", f.resource.URI)
@@ -134,4 +146,16 @@ func TestMCPIndexIsOnePerRevision(t *testing.T) {
 			t.Errorf("resources/list: %v, %d files", err, len(fs))
 		}
 	}
+}
+
+// mcpListed is the page of skills/list after cursor that v answers.
+func mcpListed(v mcpView, cursor string) ([]*mcpSkill, string, error) {
+	from, to, _, next, err := v.skillPage(cursor)
+	var out []*mcpSkill
+	for _, sk := range v.skills[from:to] {
+		if v.seen(sk) {
+			out = append(out, sk)
+		}
+	}
+	return out, next, err
 }
