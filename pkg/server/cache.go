@@ -158,9 +158,10 @@ const maxRenders = 64
 
 // maxRenderBytes bounds the bodies of the rendered RFC indexes and listings
 // one snapshot keeps, the least recently used dropped past it (and
-// rendered again when next asked): each class of caller has a document of
-// its own, about 280 KB at 2,000 skills. A body's gzip, made on the first
-// request that accepts it, is about a fifth more.
+// rendered again when next asked), the last rendered kept whatever its
+// size: each class of caller has a document of its own, about 280 KB at
+// 2,000 skills. A body's gzip, made on the first request that accepts it,
+// is about a fifth more.
 const maxRenderBytes = 8 << 20
 
 // maxClasses bounds the classes of caller one snapshot keeps what it

@@ -7,8 +7,10 @@ import (
 
 // boundedLRU keeps values computed for keys, at most maxKeys of them and
 // maxBytes of their sizes, dropping the least recently used past either
-// bound; a value larger than maxBytes is not kept. A miss computes the
-// value again, and concurrent misses of one key share one computation.
+// bound; the value computed last is kept whatever its size, so one
+// document larger than the bound is not computed on every request. A miss
+// computes the value again, and concurrent misses of one key share one
+// computation.
 type boundedLRU[K comparable, V any] struct {
 	maxKeys  int
 	maxBytes int64
@@ -72,12 +74,9 @@ func (c *boundedLRU[K, V]) get(key K, compute func() V) V {
 // keep adds key's value and drops the least recently used past the bounds.
 func (c *boundedLRU[K, V]) keep(key K, v V) {
 	n := c.size(v)
-	if n > c.maxBytes {
-		return
-	}
 	c.byKey[key] = c.order.PushFront(&lruEntry[K, V]{key, v, n})
 	c.used += n
-	for c.order.Len() > c.maxKeys || c.used > c.maxBytes {
+	for c.order.Len() > 1 && (c.order.Len() > c.maxKeys || c.used > c.maxBytes) {
 		e := c.order.Remove(c.order.Back()).(*lruEntry[K, V])
 		delete(c.byKey, e.key)
 		c.used -= e.size
