@@ -110,6 +110,7 @@ type checker struct {
 	o       Options
 	origin  string
 	keys    []*ecdsa.PublicKey
+	noKeys  error                  // why keys is empty: the published keys could not be read
 	revoked []discovery.Revocation // what the revocation list names
 }
 
@@ -168,6 +169,7 @@ func (c *checker) verify(ctx context.Context) (*Report, error) {
 func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog.Catalog {
 	problem := func(format string, args ...any) { cc.Problems = append(cc.Problems, fmt.Sprintf(format, args...)) }
 	published, err := c.publishedKeys(ctx)
+	c.keys, c.noKeys = nil, nil
 	switch {
 	case len(c.o.Keys) > 0:
 		cc.KeySource, c.keys = "pinned", c.o.Keys
@@ -177,7 +179,7 @@ func (c *checker) checkCatalog(ctx context.Context, cc *CatalogCheck) *aicatalog
 			problem("key: the origin does not publish the pinned %s %s (it publishes %s)", plural(len(c.o.Keys), "key", "keys"), keyIDs(c.o.Keys), keyIDs(published))
 		}
 	case err != nil:
-		cc.KeySource = "published"
+		cc.KeySource, c.noKeys = "published", err
 		problem("key: %v", err)
 		return nil
 	default:
@@ -419,6 +421,12 @@ func (c *checker) checkSkill(ctx context.Context, f feed, s discovery.Skill, sig
 	b, status, err := c.get(ctx, s.URL+routes.BundleSuffix, provenance.MaxBundleBytes, true)
 	if err != nil || status != http.StatusOK {
 		problem("bundle: %s", fetchProblem(s.URL+routes.BundleSuffix, status, err))
+		return sc
+	}
+	if len(c.keys) == 0 {
+		// Not a signature that failed: there was nothing to check it with.
+		problem("bundle: %s: not checked: no key was available to check its signature (none pinned, and the origin's "+
+			"published key could not be read: %v)", s.URL+routes.BundleSuffix, c.noKeys)
 		return sc
 	}
 	v, err := provenance.Verify(b, c.keys...)

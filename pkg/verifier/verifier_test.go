@@ -285,6 +285,30 @@ func TestVerifyFindsAnUnsignedOrigin(t *testing.T) {
 	}
 }
 
+// TestVerifyWithoutAKeySaysSo: with no key pinned and the origin's
+// published key unreadable (the key blob swapped for another key, or an
+// origin never signed), no bundle is reported as a signature that does not
+// verify: each says no key was available to check it, and why.
+func TestVerifyWithoutAKeySaysSo(t *testing.T) {
+	o := newOrigin(t)
+	other, _ := signing.Generate()
+	o.replaced[routes.SigningKey] = signing.PublicKeyPEM(other.Public())
+	rep := o.verify(nil, "")
+	alpha := skill(rep, "alpha")
+	if rep.OK || alpha == nil || alpha.State != StateFailed {
+		t.Fatalf("the key blob swapped: ok %v, alpha %+v", rep.OK, alpha)
+	}
+	got := strings.Join(alpha.Problems, "\n")
+	if strings.Contains(got, "does not verify") || !strings.Contains(got, "no key was available") ||
+		!strings.Contains(got, routes.SigningKey+" is not in "+routes.DIDDocument) {
+		t.Errorf("the key blob swapped, alpha says:\n%s\nwant that no key was available to check its bundle, and why", got)
+	}
+	// With the key pinned, the same origin's bundles are checked.
+	if rep := o.verify(o.key.Public(), ""); skill(rep, "alpha") == nil || skill(rep, "alpha").State != StateOK {
+		t.Errorf("the key blob swapped, the key pinned: %s", problems(rep))
+	}
+}
+
 // TestVerifySaysWhyTheCatalogCannotBeRead: a catalog whose signature is
 // not what failed (a number it cannot read, signed or not) is not reported
 // as a signature that does not verify.
