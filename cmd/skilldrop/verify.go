@@ -102,6 +102,10 @@ func runSignatureVerify(ctx context.Context, args []string, stdout, stderr io.Wr
 	if !ok {
 		return code
 	}
+	if *minRevision < 0 {
+		printf(stderr, "skilldrop verify: --min-revision %d: want a revision of 0 or more (the one a previous verify reported)\n", *minRevision)
+		return exitUsage
+	}
 	if len(operands) != 1 {
 		printf(stderr, "skilldrop verify: want one <origin>, got %d\n", len(operands))
 		fs.Usage()

@@ -33,6 +33,20 @@ func TestVerifySaysWhatToType(t *testing.T) {
 	}
 }
 
+// TestVerifyRefusesANegativeMinRevision: --min-revision below 0 is a
+// usage error, not a check that accepts every revision.
+func TestVerifyRefusesANegativeMinRevision(t *testing.T) {
+	for _, args := range [][]string{{"--min-revision", "-5"}, {"--min-revision=-1"}} {
+		code, out, errOut := runCLI(append([]string{"verify"}, append(args, "http://127.0.0.1:1")...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "want a revision of 0 or more") {
+			t.Errorf("verify %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI("verify", "--min-revision", "0", "ftp://x"); code != exitUsage || strings.Contains(errOut, "0 or more") {
+		t.Errorf("verify --min-revision 0: exit %d\n%s", code, errOut)
+	}
+}
+
 // TestVerifyOfAnotherOrigin: an origin the AI Catalog was not signed for
 // (localhost for 127.0.0.1) is told which to verify.
 func TestVerifyOfAnotherOrigin(t *testing.T) {
