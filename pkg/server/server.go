@@ -578,12 +578,14 @@ func (s *Server) CallerBySession(ctx context.Context, sess websession.Session) (
 // Authorization header names two callers; neither is guessed at.
 const reasonTwoCredentials = "credential_in_path_and_header"
 
-// path is the request's path as logs may write it.
+// path is the request's path as logs may write it: a capability URL's key
+// redacted to its id, and any other path with whatever could be a key sent
+// in a malformed one redacted too (routes.RedactCapability).
 func (rq *request) path(r *http.Request) string {
 	if rq.logPath != "" {
 		return rq.logPath
 	}
-	return r.URL.Path
+	return routes.RedactCapability(r.URL.Path, "")
 }
 
 // underCapability is r as the path after a capability URL's key names it.
