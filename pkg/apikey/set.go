@@ -85,10 +85,11 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// KeyID is the short name logs use for a key that has no id of its own (a
-// bare hash, or a key that is not configured): the first 8 hex digits of
-// its SHA-256, so also of its configured hash, which lets an operator tell
-// which configured key a log line is about. It does not reveal the key.
+// KeyID is the short name logs use for a configured key that has no id of
+// its own (a bare hash): the first 8 hex digits of its SHA-256, so also of
+// its configured hash, which lets an operator tell which configured key a
+// log line is about. A key that is not configured is never named by it
+// (UnknownKeyID).
 func KeyID(key string) string {
 	return Hash(key)[:8]
 }

@@ -122,7 +122,7 @@ func TestVerifierJudgesExpiryAndPathUse(t *testing.T) {
 		{"expired in a path", keyB, true, apikey.Invalid, apikey.ReasonExpired, "expired"},
 		{"header-only key in a path", keyC, true, apikey.Invalid, apikey.ReasonNotPathKey, "header-only"},
 		{"header-only key in a header", keyC, false, apikey.Valid, "", "header-only"},
-		{"unknown in a path", "sk-nope", true, apikey.Invalid, apikey.ReasonUnknownKey, apikey.KeyID("sk-nope")},
+		{"unknown in a path", "sk-nope", true, apikey.Invalid, apikey.ReasonUnknownKey, apikey.UnknownKeyID},
 		{"a path token with a slash", "a/b", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
 		{"a base64 key in a path", "q8+Zx/1w==", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
 		{"a dot segment in a path", "..", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
