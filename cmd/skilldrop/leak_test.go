@@ -13,15 +13,18 @@ import (
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/internal/syncbuf"
 	"github.com/skilldrop/skilldrop/pkg/buildinfo"
+	"github.com/skilldrop/skilldrop/pkg/routes"
+	"github.com/skilldrop/skilldrop/pkg/signing"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
 // servedMatrix is `skilldrop serve` of a copy of the leak matrix's bucket
-// with its key store in a file (read again every second) and its bare
-// hashes in --api-key-sha256.
+// with its key store in a file (read again every second), its bare
+// hashes in --api-key-sha256 and a signing key (so the AI Catalog and the
+// bundles are served), the same for every serve of the bucket.
 type servedMatrix struct {
-	origin, keys, dir string
-	stderr            *syncbuf.Buffer
+	origin, keys, dir, signingKey string
+	stderr                        *syncbuf.Buffer
 }
 
 // serveMatrix serves the bucket, or a copy of what another serve of it
@@ -41,13 +44,25 @@ func serveMatrix(t *testing.T, revoked bool, from *servedMatrix) *servedMatrix {
 		skilltest.WriteFiles(t, dir, files)
 	}
 	m := &servedMatrix{keys: filepath.Join(t.TempDir(), "keys.json"), dir: dir, stderr: &syncbuf.Buffer{}}
+	if from != nil {
+		m.signingKey = from.signingKey
+	} else {
+		key, err := signing.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.signingKey = filepath.Join(t.TempDir(), "signing-key.pem")
+		if err := os.WriteFile(m.signingKey, key.PrivateKeyPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	m.writeKeys(t, revoked)
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--dir", dir, "--addr", "127.0.0.1:0", "--keys", m.keys, "--keys-refresh", "1s", "--base-url", "https://skills.example.com",
-			"--api-key-sha256", leakmatrix.LegacyHashes()}, stdout, m.stderr)
+			"--api-key-sha256", leakmatrix.LegacyHashes(), "--signing-key", m.signingKey}, stdout, m.stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -118,6 +133,32 @@ func TestLeakMatrixThroughServe(t *testing.T) {
 	}
 	shared.writeKeys(t, false)
 	eventually(t, "the revoked key is refused within the key file's refresh", func() bool { return do(revoked).Status == http.StatusUnauthorized })
+
+	// The bucket is signed: the AI Catalog and the bundles the matrix asks
+	// for are served, a hidden one's as 404.
+	keyA := ""
+	for _, c := range leakmatrix.Callers() {
+		if c.Name == "key-a" && !c.InPath {
+			keyA = c.Key
+		}
+	}
+	for _, r := range []struct {
+		target, key string
+		want        int
+	}{
+		{routes.AICatalog, "", http.StatusOK},
+		{routes.Bundle("/skills/open-notes.md"), "", http.StatusOK},
+		{routes.Bundle("/skills/alpha-deploy.md"), "", http.StatusNotFound},
+		{routes.Bundle("/skills/alpha-deploy.md"), keyA, http.StatusOK},
+	} {
+		req := leakmatrix.Request{Method: http.MethodGet, Target: r.target, Header: map[string]string{}}
+		if r.key != "" {
+			req.Header["Authorization"] = "Bearer " + r.key
+		}
+		if got := do(req).Status; got != r.want {
+			t.Errorf("GET %s: %d, want %d", r.target, got, r.want)
+		}
+	}
 
 	keys, err := serveKeys(leakmatrix.LegacyHashes(), shared.keys, "")
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // Filtered answers as a fresh handler over a copy of src's catalog that
 // holds only what c may see (the entries, listings and the references
-// between them; the blobs copied from src), with the same keys and base
+// between them; the blobs and signed objects copied from src), with the same keys and base
 // URL: what the caller must be answered, with nothing it cannot see there
 // to vary its answers.
 func Filtered(t testing.TB, src store.Store, c Caller, keys apikey.Source, base, version string) Do {
@@ -60,10 +60,18 @@ func Filtered(t testing.TB, src store.Store, c Caller, keys apikey.Source, base,
 	if _, err := dst.Put(ctx, catalog.Key, raw, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The blobs, and the rendered objects: among them what the operator's
+	// key signed (the AI Catalog, the bundles), which a copy cannot sign
+	// again; the stored feed documents there are not named any more.
 	blobs, err := src.List(ctx, artifact.BlobsPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rendered, err := src.List(ctx, artifact.RenderedPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs = append(blobs, rendered...)
 	for _, b := range blobs {
 		body, _, err := store.ReadAll(ctx, src, b.Key, 0)
 		if err != nil {

@@ -114,6 +114,9 @@ type Caller struct {
 	InPath    bool
 	// Refused callers get 401 on every request.
 	Refused bool
+	// id and twinID are the key ids of Key and Twin, which the web
+	// catalog's pages name ("" for no key).
+	id, twinID string
 	// all, auth and aud say what the caller may see.
 	all, auth bool
 	aud       []string
@@ -196,7 +199,7 @@ func Callers() []Caller {
 	}
 	c := func(id string, inPath bool) Caller {
 		k := byID[id]
-		out := Caller{Name: id, Key: k.secret, Twin: byID[id+"-twin"].secret, InPath: inPath, auth: true}
+		out := Caller{Name: id, Key: k.secret, Twin: byID[id+"-twin"].secret, InPath: inPath, auth: true, id: id, twinID: id + "-twin"}
 		if inPath {
 			out.Name += " in a path"
 		}
@@ -213,7 +216,7 @@ func Callers() []Caller {
 	return []Caller{
 		{Name: "anonymous"},
 		c("key-a", false), c("key-b", false), c("key-c", false), c("key-ac", false), c("key-none", false), c("key-all", false),
-		{Name: "bare hash", Key: Legacy, Twin: LegacyTwin, auth: true, all: true},
+		{Name: "bare hash", Key: Legacy, Twin: LegacyTwin, auth: true, all: true, id: apikey.KeyID(Legacy), twinID: apikey.KeyID(LegacyTwin)},
 		c("key-a", true), c("key-path-b", true),
 		refused("key-b in a path (not a path key)", byID["key-b"].secret, true),
 		refused("expired", byID["key-expired"].secret, false),

@@ -102,6 +102,38 @@ func (c Caller) Requests(key string) []Request {
 	for _, p := range []string{routes.SkillCheckUpdates, routes.SubagentCheckUpdates} {
 		out = append(out, Request{Method: http.MethodPost, Target: p, Header: map[string]string{"Content-Type": "application/json"}, Body: body})
 	}
+	// Provenance: the revocations, the AI Catalog and every artifact's
+	// Sigstore bundle (404 for each when the bucket is not signed).
+	get(routes.Revocations)
+	get(routes.AICatalog)
+	for _, e := range append(entries, entry{name: Ghost, key: "skills/" + Ghost + ".md"}) {
+		switch {
+		case e.agent:
+		case e.listing != "":
+			get(routes.Bundle(routes.ListingPrefix(e.listing) + strings.TrimPrefix(e.key, "listings/"+e.listing+"/")))
+		default:
+			get(routes.Bundle("/" + e.key))
+		}
+	}
+	// The web catalog: its list (with search and filters), every skill,
+	// sub-agent and listing page, and the ghost's.
+	for _, q := range []string{"", "?kind=skill", "?kind=subagent", "?q=alpha", "?q=leak+matrix", "?q=partners-c-guide",
+		"?listing=alpha", "?listing=partners", "?listing=no-such-listing", "?q=skill&kind=skill&page=2"} {
+		get(routes.Catalog + q)
+	}
+	for _, e := range append(entries, entry{name: Ghost}) {
+		switch {
+		case e.agent:
+			get(routes.CatalogSubagent(e.name))
+		default:
+			get(routes.CatalogSkill(e.listing, e.name))
+		}
+	}
+	get(routes.CatalogSubagent(Ghost))
+	for _, l := range Listings() {
+		get(routes.CatalogListing(l))
+		get(routes.CatalogSkill(l, Ghost))
+	}
 	out = append(out, c.mcpRequests()...)
 	if c.InPath {
 		for i := range out {
@@ -205,11 +237,11 @@ func Run(t *testing.T, do, fresh, filtered func(c Caller) Do) {
 			for i, r := range reqs {
 				got[i] = warm(r)
 				want := cold(twins[i])
-				if !same(got[i], want, c.Key, c.Twin) {
+				if !same(got[i], want, c.Key, c.Twin, c.id, c.twinID) {
 					t.Errorf("%s %s: %s\nthe fresh render for the caller's set: %s", r.Method, redact(r.Target, c.Key), describe(got[i]), describe(want))
 				}
 				if only != nil {
-					if w := only(r); !same(got[i], w, c.Key, c.Key) {
+					if w := only(r); !same(got[i], w, c.Key, c.Key, c.id, c.id) {
 						t.Errorf("%s %s: %s\nover a catalog of only what the caller may see: %s", r.Method, redact(r.Target, c.Key), describe(got[i]), describe(w))
 					}
 				}
@@ -293,7 +325,7 @@ func (c Caller) checkHidden(t *testing.T, reqs []Request, got []Response) {
 			}
 			mine := got[i]
 			mine.Body, ghost.Body = rpcID.ReplaceAll(mine.Body, []byte(`"id":0`)), rpcID.ReplaceAll(ghost.Body, []byte(`"id":0`))
-			if !same(mine, ghost, hidden, Ghost) {
+			if !same(mine, ghost, hidden, Ghost, "", "") {
 				t.Errorf("%s %s names the hidden %s: %s\nthe same about %s: %s", r.Method, redact(r.Target, c.Key), hidden, describe(got[i]), Ghost, describe(ghost))
 			}
 		}
@@ -312,12 +344,14 @@ func (c Caller) checkHidden(t *testing.T, reqs []Request, got []Response) {
 // rpcID is a JSON-RPC id, which differs between otherwise equal requests.
 var rpcID = regexp.MustCompile(`"id":[0-9]+`)
 
-// same compares two answers, the one about key as the other about twin.
-func same(a, b Response, key, twin string) bool {
+// same compares two answers, the one about key as the other about twin
+// (and, where a page names the key by its id, about id as the other about
+// twinID).
+func same(a, b Response, key, twin, id, twinID string) bool {
 	if a.Status != b.Status {
 		return false
 	}
-	norm := func(r Response, from string) []byte {
+	norm := func(r Response, from, fromID string) []byte {
 		body := r.Body
 		if r.Header.Get("Content-Encoding") == "gzip" {
 			if zr, err := gzip.NewReader(bytes.NewReader(body)); err == nil {
@@ -326,12 +360,15 @@ func same(a, b Response, key, twin string) bool {
 				}
 			}
 		}
-		if from == "" {
-			return body
+		if from != "" {
+			body = bytes.ReplaceAll(body, []byte(from), []byte("«key»"))
 		}
-		return bytes.ReplaceAll(body, []byte(from), []byte("«key»"))
+		if fromID != "" {
+			body = bytes.ReplaceAll(body, []byte(fromID), []byte("«key id»"))
+		}
+		return body
 	}
-	if !bytes.Equal(norm(a, key), norm(b, twin)) {
+	if !bytes.Equal(norm(a, key, id), norm(b, twin, twinID)) {
 		return false
 	}
 	for _, h := range compared {
@@ -344,7 +381,7 @@ func same(a, b Response, key, twin string) bool {
 			if (h == "Content-Length" || h == "ETag") && len(key) != len(twin) {
 				continue
 			}
-			if h == "ETag" && key != twin && bytes.Contains(norm(a, ""), []byte(key)) {
+			if h == "ETag" && key != twin && bytes.Contains(norm(a, "", ""), []byte(key)) {
 				continue
 			}
 			return false

@@ -18,10 +18,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/audience"
+	"github.com/skilldrop/skilldrop/pkg/jcs"
 )
 
 // Environment variables the functions and serve read (the SAM template
@@ -83,10 +85,11 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// KeyID is the short name logs use for a key that has no id of its own (a
-// bare hash, or a key that is not configured): the first 8 hex digits of
-// its SHA-256, so also of its configured hash, which lets an operator tell
-// which configured key a log line is about. It does not reveal the key.
+// KeyID is the short name logs use for a configured key that has no id of
+// its own (a bare hash): the first 8 hex digits of its SHA-256, so also of
+// its configured hash, which lets an operator tell which configured key a
+// log line is about. A key that is not configured is never named by it
+// (UnknownKeyID).
 func KeyID(key string) string {
 	return Hash(key)[:8]
 }
@@ -101,7 +104,8 @@ func KeyID(key string) string {
 // required and unique, audiences are audience names or ["*"] for every
 // audience (none: the entries visible to any valid key), expires is RFC
 // 3339 (none: no expiry) and path allows the key in a capability URL.
-// Unknown fields are errors. An error never repeats a hash, which may be
+// Unknown fields, member names in another case and a member name that
+// appears twice (at any level) are errors. An error never repeats a hash, which may be
 // a key pasted by mistake.
 //
 // A store with nothing in it (empty, or only whitespace and commas) is an
@@ -135,6 +139,9 @@ func Parse(raw string) (Set, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Set{}, fmt.Errorf("%w: more than one JSON value", ErrSyntax)
+	}
+	if err := exactMembers(raw); err != nil {
+		return Set{}, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
 	var s Set
 	ids := map[string]int{}
@@ -187,6 +194,54 @@ func Parse(raw string) (Set, error) {
 		s.keys = append(s.keys, key)
 	}
 	return s, nil
+}
+
+// storeMembers and keyMembers are the member names of a key store and of
+// one of its keys, exactly as they are spelled.
+var (
+	storeMembers = []string{"keys"}
+	keyMembers   = []string{"id", "sha256", "audiences", "expires", "path"}
+)
+
+// exactMembers refuses what encoding/json reads too kindly in a document
+// it has decoded: a member name that appears twice at any level (it keeps
+// the last, so {"audiences":["a"],"audiences":["b"]} would grant b, and
+// one "expires" could hide another), found by jcs, which owns that fact,
+// and a member name in another case ("AUDIENCES", "Keys"), which it
+// matches to a field. Either makes the store unreadable, never a key with
+// more than one reading.
+func exactMembers(raw string) error {
+	if _, err := jcs.Canonicalize([]byte(raw)); err != nil {
+		return fmt.Errorf("not one reading of JSON (%s)", clip(strings.TrimPrefix(err.Error(), jcs.ErrInput.Error()+": ")))
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		return errors.New("not a JSON object")
+	}
+	if err := knownMembers(doc, storeMembers, ""); err != nil {
+		return err
+	}
+	var keys []map[string]json.RawMessage
+	if k, ok := doc["keys"]; ok && string(k) != "null" {
+		if err := json.Unmarshal(k, &keys); err != nil {
+			return errors.New("keys: want an array of objects")
+		}
+	}
+	for i, k := range keys {
+		if err := knownMembers(k, keyMembers, fmt.Sprintf("keys[%d]: ", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func knownMembers(obj map[string]json.RawMessage, names []string, at string) error {
+	for name := range obj {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("%sunknown field %q (member names are exactly, in this case: %s)", at, clip(name), strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 func validID(id string) bool {

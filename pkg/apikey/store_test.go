@@ -122,7 +122,7 @@ func TestVerifierJudgesExpiryAndPathUse(t *testing.T) {
 		{"expired in a path", keyB, true, apikey.Invalid, apikey.ReasonExpired, "expired"},
 		{"header-only key in a path", keyC, true, apikey.Invalid, apikey.ReasonNotPathKey, "header-only"},
 		{"header-only key in a header", keyC, false, apikey.Valid, "", "header-only"},
-		{"unknown in a path", "sk-nope", true, apikey.Invalid, apikey.ReasonUnknownKey, apikey.KeyID("sk-nope")},
+		{"unknown in a path", "sk-nope", true, apikey.Invalid, apikey.ReasonUnknownKey, apikey.UnknownKeyID},
 		{"a path token with a slash", "a/b", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
 		{"a base64 key in a path", "q8+Zx/1w==", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
 		{"a dot segment in a path", "..", true, apikey.Invalid, apikey.ReasonPathKeyCharacters, ""},
@@ -265,5 +265,68 @@ func TestPathSafe(t *testing.T) {
 		if got := apikey.PathSafe(s); got != want {
 			t.Errorf("PathSafe(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// ambiguousStores are key stores encoding/json would read one way among
+// several (it keeps a duplicate member's last value and matches member
+// names in any case): each must be refused, never read as the kinder one.
+func ambiguousStores() map[string]string {
+	h := apikey.Hash(keyA)
+	return map[string]string{
+		"a duplicate audiences":     `{"keys":[{"id":"x","sha256":"` + h + `","audiences":["alpha"],"audiences":["beta"]}]}`,
+		"a duplicate expires":       `{"keys":[{"id":"x","sha256":"` + h + `","expires":"2020-01-01T00:00:00Z","expires":"2099-01-01T00:00:00Z"}]}`,
+		"expires in two cases":      `{"keys":[{"id":"x","sha256":"` + h + `","Expires":"2020-01-01T00:00:00Z","expires":"2099-01-01T00:00:00Z"}]}`,
+		"a duplicate id":            `{"keys":[{"id":"x","id":"y","sha256":"` + h + `"}]}`,
+		"a duplicate path":          `{"keys":[{"id":"x","sha256":"` + h + `","path":false,"path":true}]}`,
+		"a duplicate keys":          `{"keys":[],"keys":[{"id":"x","sha256":"` + h + `"}]}`,
+		"an upper-case AUDIENCES":   `{"keys":[{"id":"x","sha256":"` + h + `","AUDIENCES":["alpha"]}]}`,
+		"a capitalised Keys and ID": `{"Keys":[{"ID":"x","sha256":"` + h + `"}]}`,
+		"a capitalised Sha256":      `{"keys":[{"id":"x","Sha256":"` + h + `"}]}`,
+	}
+}
+
+// TestParseRefusesAStoreWithMoreThanOneReading: duplicate member names at
+// any level and member names in another case are syntax errors (the
+// store is unreadable, 503), and the error repeats no hash.
+func TestParseRefusesAStoreWithMoreThanOneReading(t *testing.T) {
+	for name, doc := range ambiguousStores() {
+		t.Run(name, func(t *testing.T) {
+			s, err := apikey.Parse(doc)
+			if !errors.Is(err, apikey.ErrSyntax) || s.Len() != 0 {
+				t.Fatalf("Parse = %d keys, %v; want ErrSyntax", s.Len(), err)
+			}
+			if strings.Contains(err.Error(), keyA) || strings.Contains(err.Error(), apikey.Hash(keyA)) {
+				t.Errorf("error %q repeats a key or hash", err)
+			}
+		})
+	}
+}
+
+// TestAKeyFileWithMoreThanOneReadingFailsClosed: on a refresh, a key file
+// rewritten with a duplicate or other-case member makes every key
+// unavailable (503), not a key with the last duplicate's audiences or
+// expiry.
+func TestAKeyFileWithMoreThanOneReadingFailsClosed(t *testing.T) {
+	for name, doc := range ambiguousStores() {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "keys.json")
+			if err := os.WriteFile(path, []byte(storeDoc(entry("x", keyA, ""))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			v := apikey.NewVerifier(apikey.NewCached("key file", apikey.FileFetch(path), apikey.CacheOptions{TTL: 5 * time.Second, Now: clk.Now}), clk.Now)
+			ctx := context.Background()
+			if r, err := v.Verify(ctx, header("Bearer "+keyA)); err != nil || r.Status != apikey.Valid {
+				t.Fatalf("before: %+v, %v", r, err)
+			}
+			if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(5 * time.Second)
+			if r, err := v.Verify(ctx, header("Bearer "+keyA)); !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, apikey.ErrSyntax) {
+				t.Fatalf("after: %+v, %v; want ErrUnavailable wrapping ErrSyntax (503, fail closed)", r, err)
+			}
+		})
 	}
 }

@@ -63,12 +63,18 @@ const (
 	ReasonPathKeyCharacters = "path_key_characters"
 )
 
+// UnknownKeyID is Result.KeyID for a well-formed token that is no
+// configured key: logs say a key was refused without naming anything of it
+// (not even a fingerprint: it may be another service's secret).
+const UnknownKeyID = "unknown"
+
 // Result is the outcome of checking a request's credential.
 type Result struct {
 	Status Status
 	// KeyID names the presented key in logs whenever a well-formed token
 	// was presented, valid or not: the configured key's id when it is one,
-	// else KeyID of the token; "" otherwise.
+	// else UnknownKeyID (never anything derived from the token, which may be
+	// a secret sent by mistake); "" otherwise.
 	KeyID string
 	// Reason says why the credential is Invalid; "" otherwise.
 	Reason string
@@ -135,7 +141,7 @@ func check(tok string, set Set, now time.Time, inPath bool) Result {
 	k, ok := set.Lookup(tok)
 	switch {
 	case !ok:
-		return Result{Status: Invalid, KeyID: KeyID(tok), Reason: ReasonUnknownKey}
+		return Result{Status: Invalid, KeyID: UnknownKeyID, Reason: ReasonUnknownKey}
 	case k.Expired(now):
 		return Result{Status: Invalid, KeyID: k.ID, Reason: ReasonExpired, Audiences: k.Caller().AudienceNames()}
 	case inPath && !k.Path:

@@ -43,7 +43,10 @@
 //	skill://<listing>.listing/<name>/<file>  a file of a listing's own skill
 package routes
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // The RFC discovery feed.
 const (
@@ -209,17 +212,79 @@ func SplitCapability(path string) (key, rest string, ok bool) {
 // Capability is the path of rest under a capability URL's key.
 func Capability(key, rest string) string { return CapabilityPrefix + key + rest }
 
-// RedactCapability returns path with the key of a capability URL replaced
-// by "[name]" (name is the key's id, or "…" when it is not known), for
-// logs; any other path is returned as it is.
+// RedactCapability returns path as logs may write it (name is the key's
+// id, or "…" when it is not known): a capability URL's key is replaced by
+// "[name]", and so is, by "[…]", every segment of any path after a segment
+// that reads "k" in any case, any number of percent-decodings or with "\"
+// for "/" ("//k/<key>/", "/K/<key>/", "/x/../k/<key>/", "/%6b/<key>/"), so
+// that a key sent in a malformed URL, which no route answers, is not
+// logged either. A segment that only decodes to hold such a "k" is
+// replaced as a whole.
 func RedactCapability(path, name string) string {
-	if _, rest, ok := SplitCapability(path); ok {
-		if name == "" {
-			name = "…"
-		}
-		return CapabilityPrefix + "[" + name + "]" + rest
+	if name == "" {
+		name = "…"
 	}
-	return path
+	// "/k//<key>/" and "/k/./<key>/" split with no key, their key in rest.
+	if key, rest, ok := SplitCapability(path); ok && key != "" && key != "." && key != ".." {
+		return CapabilityPrefix + "[" + name + "]" + redactAfterK(rest)
+	}
+	return redactAfterK(path)
+}
+
+// redactAfterK replaces every segment of path after the first that is, or
+// decodes to hold, a "k" segment (capabilityMark) by "[…]", and that one
+// too unless it is exactly such a segment. Empty and dot segments stay,
+// so the shape of the path is still seen.
+func redactAfterK(path string) string {
+	segs := strings.Split(path, "/")
+	marked := false
+	for i, seg := range segs {
+		switch {
+		case marked:
+			if seg != "" && seg != "." && seg != ".." {
+				segs[i] = "[…]"
+			}
+		case capabilityMark(seg):
+			marked = true
+		case holdsCapabilityMark(seg):
+			marked, segs[i] = true, "[…]"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// capabilityMark reports whether seg reads as the "k" of CapabilityPrefix
+// once decoded: "k", "K", "%6b", "%256B", ….
+func capabilityMark(seg string) bool {
+	return strings.EqualFold(strings.TrimSpace(decodeAll(seg)), "k")
+}
+
+// holdsCapabilityMark reports whether seg, decoded, holds a "k" segment of
+// its own ("k%2f<key>" and the like).
+func holdsCapabilityMark(seg string) bool {
+	d := strings.ReplaceAll(decodeAll(seg), "\\", "/")
+	if !strings.Contains(d, "/") {
+		return false
+	}
+	for _, s := range strings.Split(d, "/") {
+		if capabilityMark(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeAll percent-decodes s until it no longer changes (a few times at
+// most), stopping at a form that does not decode.
+func decodeAll(s string) string {
+	for range 4 {
+		d, err := url.PathUnescape(s)
+		if err != nil || d == s {
+			return s
+		}
+		s = d
+	}
+	return s
 }
 
 // Provenance: what the operator's signing key signed, and the key.

@@ -319,3 +319,31 @@ func TestProvenanceRoutes(t *testing.T) {
 		t.Errorf("/.well-known/skilldrop/other is answered by %q", m.Pattern)
 	}
 }
+
+// TestRedactCapability: a capability URL's key is named by its id, and any
+// path where a key could follow a "k" segment (doubled or leading slashes,
+// case, dot segments, percent-encoding) has every segment after it
+// redacted, the routed rest of a well-formed one aside.
+func TestRedactCapability(t *testing.T) {
+	const tok = "pathbeta0123456789"
+	for path, want := range map[string]string{
+		"/k/" + tok + "/.well-known/agent-skills/index.json": "/k/[cli]/.well-known/agent-skills/index.json",
+		"/k/" + tok:                            "/k/[cli]",
+		"/k//" + tok + "/.well-known/x":        "/k//[…]/[…]/[…]",
+		"/k/./" + tok + "/x":                   "/k/./[…]/[…]",
+		"//k/" + tok + "/x":                    "//k/[…]/[…]",
+		"/K/" + tok + "/x":                     "/K/[…]/[…]",
+		"/./k/" + tok:                          "/./k/[…]",
+		"/x/../k/" + tok + "/y":                "/x/../k/[…]/[…]",
+		"/%6b/" + tok:                          "/%6b/[…]",
+		"/%256B/" + tok:                        "/%256B/[…]",
+		"/k%2f" + tok + "/y":                   "/[…]/[…]",
+		"/a\\k\\" + tok:                        "/[…]",
+		"/.well-known/agent-skills/index.json": "/.well-known/agent-skills/index.json",
+		"/skills/kit/SKILL.md":                 "/skills/kit/SKILL.md",
+	} {
+		if got := RedactCapability(path, "cli"); got != want {
+			t.Errorf("RedactCapability(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -209,6 +209,14 @@ func TestCatalogSessionsSeeTheirKeysAudiences(t *testing.T) {
 	if w := h.do(http.MethodGet, "/catalog/", c); !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") && !strings.Contains(w.Header().Get("Set-Cookie"), "Expires=") {
 		t.Errorf("after the key expired the session cookie was not cleared: %q", w.Header().Get("Set-Cookie"))
 	}
+	// The line that starts a session names the key's audiences, as the
+	// audit events do.
+	for _, want := range []string{`"key_id":"partner-a","audiences":["partner-a"],"expires":`,
+		`"key_id":"partner-b","audiences":["partner-b"],"expires":`} {
+		if !strings.Contains(h.logs.String(), want) {
+			t.Errorf("the log has no %s:\n%s", want, h.logs.String())
+		}
+	}
 }
 
 // swappable is a key store a test replaces.
@@ -286,6 +294,10 @@ func TestRefusedKeysAreAuditedWithTheirAudiences(t *testing.T) {
 		`"key_id":"old-staff","audiences":["*"],"reason":"expired_key"`,
 		`"key_id":"plain","audiences":[],"reason":"not_a_path_key"`,
 		`"authenticated":true,"key_id":"plain","audiences":[]`,
+		// The access lines of the refused known keys name their audiences too.
+		`"authenticated":false,"key_id":"old-partner","audiences":["partner-a","partner-b"],"auth_failure":"expired_key"`,
+		`"authenticated":false,"key_id":"old-staff","audiences":["*"],"auth_failure":"expired_key"`,
+		`"authenticated":false,"key_id":"plain","audiences":[],"auth_failure":"not_a_path_key"`,
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %s:\n%s", want, logs)

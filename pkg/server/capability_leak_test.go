@@ -32,6 +32,54 @@ var capabilitySuffixes = []string{
 	"/skills/a%2fb", "/skills/%00", "/x?q=1",
 }
 
+// malformedCapabilityShapes are capability URLs no route answers as one,
+// each a way a client or a typo may send a key: doubled and leading
+// slashes, another case, dot segments, percent-encoding of the "k", of the
+// slash and of the key itself. Each is served with every suffix of
+// malformedSuffixes.
+var malformedCapabilityShapes = []func(tok string) string{
+	func(tok string) string { return "/k//" + tok },
+	func(tok string) string { return "//k/" + tok },
+	func(tok string) string { return "/K/" + tok },
+	func(tok string) string { return "/./k/" + tok },
+	func(tok string) string { return "/x/../k/" + tok },
+	func(tok string) string { return "/k/./" + tok },
+	func(tok string) string { return "/%6b/" + tok },
+	func(tok string) string { return "/%256B/" + tok },
+	func(tok string) string { return "/k%2f" + tok },
+	func(tok string) string { return "/k%252F" + tok },
+	func(tok string) string { return "/k/%2F" + tok },
+	func(tok string) string { return "/k/" + percentEncode(tok) },
+	func(tok string) string { return "/%2e/K//" + percentEncode(tok) },
+	func(tok string) string { return "/x/k/" + tok },
+}
+
+// malformedSuffixes follow a malformed capability URL's key.
+var malformedSuffixes = []string{"", "/", routes.RFCIndex, "/skills/secret-rotation/SKILL.md", routes.MCP}
+
+// percentEncode is every byte of s percent-encoded.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "%%%02X", s[i])
+	}
+	return b.String()
+}
+
+// capabilityTargets are the request targets of the leak property for tok.
+func capabilityTargets(tok string) []string {
+	var targets []string
+	for _, suffix := range capabilitySuffixes {
+		targets = append(targets, routes.Capability(tok, suffix))
+	}
+	for _, shape := range malformedCapabilityShapes {
+		for _, suffix := range malformedSuffixes {
+			targets = append(targets, shape(tok)+suffix)
+		}
+	}
+	return targets
+}
+
 // tokenOutputs serves requests under /k/<tok>/ through the server and
 // through the Lambda adapter, with tok configured as a valid path key, an
 // expired one, a header-only one, and not at all, with a tampered blob (so
@@ -63,8 +111,7 @@ func tokenOutputs(t *testing.T, tok string) string {
 		}
 		h := newHarness(t, st, func(c *Config) { c.Keys, c.SessionSecret = keys, testSecret })
 		adapter := lambdahttp.New(h.srv)
-		for _, suffix := range capabilitySuffixes {
-			target := routes.Capability(tok, suffix)
+		for _, target := range capabilityTargets(tok) {
 			for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodOptions, http.MethodDelete} {
 				w := httptest.NewRecorder()
 				h.srv.ServeHTTP(w, httptest.NewRequest(method, target, nil))
@@ -138,7 +185,9 @@ func randomToken(r *rand.Rand) string {
 // header-only key or none, and whatever follows it, its text is in no log
 // line, audit event, metric, error body or Location header, through the
 // server and through the Lambda adapter alike (the key is named by its id,
-// "/k/[cli]/…", or its hash's first 8 hex digits).
+// "/k/[cli]/…", or not at all), nor is its percent-encoding; and so for
+// malformed capability URLs (malformedCapabilityShapes), whose keys are
+// redacted to "[…]".
 func TestCapabilityTokensNeverReachAnOutput(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))
 	tokens := []string{"sk-path-key-0123456789", strings.Repeat("~", 20), "a.b_c-d~e.f_g-h~i.j_k"}
@@ -146,8 +195,11 @@ func TestCapabilityTokensNeverReachAnOutput(t *testing.T) {
 		tokens = append(tokens, randomToken(r))
 	}
 	for _, tok := range tokens {
-		if out := tokenOutputs(t, tok); strings.Contains(out, tok) {
-			t.Errorf("token %q appears in an output:\n%s", tok, excerpt(out, tok))
+		out := tokenOutputs(t, tok)
+		for _, form := range []string{tok, percentEncode(tok)} {
+			if strings.Contains(out, form) {
+				t.Errorf("token %q appears in an output as %q:\n%s", tok, form, excerpt(out, form))
+			}
 		}
 	}
 }
@@ -162,8 +214,11 @@ func FuzzCapabilityTokensNeverReachAnOutput(f *testing.F) {
 		if len(tok) < 12 || len(tok) > 200 || strings.Trim(tok, pathTokenAlphabet) != "" {
 			t.Skip()
 		}
-		if out := tokenOutputs(t, tok); strings.Contains(out, tok) {
-			t.Errorf("token %q appears in an output:\n%s", tok, excerpt(out, tok))
+		out := tokenOutputs(t, tok)
+		for _, form := range []string{tok, percentEncode(tok)} {
+			if strings.Contains(out, form) {
+				t.Errorf("token %q appears in an output as %q:\n%s", tok, form, excerpt(out, form))
+			}
 		}
 	})
 }

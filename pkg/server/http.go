@@ -124,6 +124,8 @@ func (s *Server) logRequest(rq *request, r *http.Request, w *statusWriter, start
 	switch {
 	case rq.caller.Authenticated:
 		attrs = append(attrs, "key_id", rq.caller.KeyID, "audiences", rq.caller.AudienceNames())
+	case rq.keyID != "" && rq.keyAudiences != nil: // a configured key, refused
+		attrs = append(attrs, "key_id", rq.keyID, "audiences", rq.keyAudiences)
 	case rq.keyID != "":
 		attrs = append(attrs, "key_id", rq.keyID)
 	}

@@ -279,8 +279,13 @@ func TestAuthentication(t *testing.T) {
 		if strings.Contains(logs, goodKey) || strings.Contains(logs, otherKey) || strings.Contains(logs, "sk-not-a-key") {
 			t.Error("a key appears in the logs")
 		}
-		if !strings.Contains(logs, `"key_id":"`+apikey.KeyID(goodKey)+`"`) || !strings.Contains(logs, `"key_id":"`+apikey.KeyID("sk-not-a-key")+`"`) {
+		if !strings.Contains(logs, `"key_id":"`+apikey.KeyID(goodKey)+`"`) || !strings.Contains(logs, `"key_id":"`+apikey.UnknownKeyID+`"`) {
 			t.Error("key ids missing from the access lines")
+		}
+		// An unknown key is a secret sent by mistake, perhaps another
+		// service's: not even a fingerprint of it is logged.
+		if strings.Contains(logs, apikey.KeyID("sk-not-a-key")) || strings.Contains(logs, apikey.Hash("sk-not-a-key")[:6]) {
+			t.Error("the logs name an unknown key by a fingerprint of it")
 		}
 	})
 }

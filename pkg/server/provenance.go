@@ -109,11 +109,11 @@ func (s *Server) readSigned(w http.ResponseWriter, r *http.Request, rq *request,
 			host = u.Hostname()
 		}
 		s.auditor.DigestMismatch(r.Context(), obs.DigestMismatchEvent{
-			Hostname: host, Expected: m.expected, Observed: m.observed, RequestID: rq.id, Path: r.URL.Path,
+			Hostname: host, Expected: m.expected, Observed: m.observed, RequestID: rq.id, Path: clip(rq.path(r)),
 		})
 		s.count(r, rq, obs.DigestMismatch, obs.DimensionSkill, "")
 	} else {
-		rq.log.Error("read a signed object", "path", clip(r.URL.Path), "key", rend.Key, "error", err)
+		rq.log.Error("read a signed object", "path", clip(rq.path(r)), "key", rend.Key, "error", err)
 	}
 	unavailable(w, r)
 	return nil, false

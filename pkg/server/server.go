@@ -510,8 +510,11 @@ type request struct {
 	log *slog.Logger
 	// caller is who the request is, resolved once (authenticate).
 	caller audience.Caller
-	// keyID names a key that was presented and refused, with authReason why.
+	// keyID names a key that was presented and refused, with authReason
+	// why, and keyAudiences are its audiences when it is a configured key
+	// (expired, or not a path key; nil for a key that is not configured).
 	keyID, authReason string
+	keyAudiences      []string
 	// session is set for a caller a web catalog session cookie names.
 	session bool
 	// capability is the key of a capability URL ("" for another request),
@@ -548,7 +551,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rq *reques
 		writeError(w, r, http.StatusServiceUnavailable, codeUnavailable, "The service is temporarily unavailable.")
 		return false
 	case res.Status == apikey.Invalid:
-		rq.keyID, rq.authReason = res.KeyID, res.Reason
+		rq.keyID, rq.authReason, rq.keyAudiences = res.KeyID, res.Reason, res.Audiences
 		if res.Reason == apikey.ReasonExpired || res.Reason == apikey.ReasonNotPathKey {
 			s.auditor.CredentialRefused(r.Context(), obs.CredentialRefusedEvent{
 				KeyID: res.KeyID, Audiences: res.Audiences, Reason: res.Reason, Path: clip(rq.path(r)), RequestID: rq.id,
@@ -578,12 +581,14 @@ func (s *Server) CallerBySession(ctx context.Context, sess websession.Session) (
 // Authorization header names two callers; neither is guessed at.
 const reasonTwoCredentials = "credential_in_path_and_header"
 
-// path is the request's path as logs may write it.
+// path is the request's path as logs may write it: a capability URL's key
+// redacted to its id, and any other path with whatever could be a key sent
+// in a malformed one redacted too (routes.RedactCapability).
 func (rq *request) path(r *http.Request) string {
 	if rq.logPath != "" {
 		return rq.logPath
 	}
-	return r.URL.Path
+	return routes.RedactCapability(r.URL.Path, "")
 }
 
 // underCapability is r as the path after a capability URL's key names it.

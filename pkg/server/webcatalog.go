@@ -287,7 +287,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, rq *request, c *
 		s.unavailablePage(w, r, c)
 		return
 	case res.Status != apikey.Valid:
-		rq.keyID, rq.authReason = res.KeyID, res.Reason
+		rq.keyID, rq.authReason, rq.keyAudiences = res.KeyID, res.Reason, res.Audiences
 		w.Header().Set("WWW-Authenticate", apikey.Challenge+`, error="invalid_token"`)
 		form(http.StatusUnauthorized, "That API key is not valid here.")
 		return
@@ -295,7 +295,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, rq *request, c *
 	value, expires := s.signer.Issue(res.KeyID, apikey.Hash(key), s.now(), websession.MaxAge)
 	http.SetCookie(w, c.jar.Cookie(value, expires, s.now()))
 	rq.keyID = res.KeyID
-	rq.log.Info("web session started", "key_id", res.KeyID, "expires", expires)
+	rq.log.Info("web session started", "key_id", res.KeyID, "audiences", res.Audiences, "expires", expires)
 	w.Header().Set("Cache-Control", ccNoStore)
 	http.Redirect(w, r, routes.Catalog, http.StatusSeeOther)
 }

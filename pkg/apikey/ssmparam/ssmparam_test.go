@@ -80,3 +80,26 @@ func TestABlankParameterFailsClosed(t *testing.T) {
 		t.Fatalf("Hashes = %d keys, %v; want ErrUnavailable wrapping ErrEmpty", set.Len(), err)
 	}
 }
+
+// TestAParameterWithMoreThanOneReadingFailsClosed: a parameter whose key
+// store repeats a member name or spells one in another case reads as an
+// unavailable store (503), never as the last duplicate's grant.
+func TestAParameterWithMoreThanOneReadingFailsClosed(t *testing.T) {
+	h := apikey.Hash("sk-partner-key")
+	for _, doc := range []string{
+		`{"keys":[{"id":"x","sha256":"` + h + `","audiences":["alpha"],"audiences":["beta"]}]}`,
+		`{"keys":[{"id":"x","sha256":"` + h + `","AUDIENCES":["beta"]}]}`,
+		`{"keys":[{"id":"x","sha256":"` + h + `","Expires":"2020-01-01T00:00:00Z","expires":"2099-01-01T00:00:00Z"}]}`,
+		`{"Keys":[{"ID":"x","sha256":"` + h + `"}]}`,
+	} {
+		fake := &fakeSSM{out: &ssm.GetParameterOutput{Parameter: &types.Parameter{Value: aws.String(doc)}}}
+		src, err := ssmparam.New(fake, "/skilldrop/api-keys", apikey.CacheOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := src.Hashes(context.Background())
+		if !errors.Is(err, apikey.ErrUnavailable) || !errors.Is(err, apikey.ErrSyntax) || set.Len() != 0 {
+			t.Errorf("%s: Hashes = %d keys, %v; want ErrUnavailable wrapping ErrSyntax", doc, set.Len(), err)
+		}
+	}
+}
