@@ -486,7 +486,7 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 	}
 	if len(unmatched) > 0 {
-		out.printf("config: %d of its entries name nothing published (their settings, visibility included, apply to nothing):\n", len(unmatched))
+		out.printf("config: %d of its entries name nothing published (their settings, visibility included, allows and revocations, apply to nothing):\n", len(unmatched))
 		for _, m := range unmatched {
 			out.printf("  %s\n", oneLine(m))
 		}

@@ -174,7 +174,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 // invocation that may have changed either (a publish, a withdrawal, a new
 // config, a re-index).
 func (r *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) {
-	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied
+	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || len(res.Gone) > 0 || res.Config == ConfigApplied
 	if cat == nil || !changed {
 		return
 	}
