@@ -105,6 +105,13 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if err := d.withdrawBlocked(c, occ, p); err != nil {
 		return nil, err
 	}
+	// A new config (or a re-index) judges the versions already scanned
+	// again, older ones included.
+	if (p.config != nil && !p.config.refresh) || p.establish {
+		if err := d.rejudge(c, p.cfg, p); err != nil {
+			return nil, err
+		}
+	}
 	if applySettings(c, p.cfg, settled) {
 		d.changed = true
 	}
@@ -176,7 +183,10 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 			// is never blocked, so bytes the scan withdrew are back.
 			v.Scan = cl.version.Scan
 			if v.Gone != nil && v.Gone.Code == catalog.GoneScanBlocked {
-				c.SetGone(e, v, nil)
+				code := v.Gone.Code
+				if c.SetGone(e, v, nil) {
+					d.restored = append(d.restored, restoredChange{Change: changeOf(e, e.Version(cl.version.Label)), code: code})
+				}
 				v = e.Version(cl.version.Label)
 			}
 			d.changed = true

@@ -175,8 +175,10 @@ type decisions struct {
 	// grew are the claims that add to the catalog: a new entry or version,
 	// the ones refused first when it would be too large.
 	grew []*claim
-	// gone are the versions this write took out of service.
-	gone []goneChange
+	// gone are the versions this write took out of service, restored the
+	// ones it put back.
+	gone     []goneChange
+	restored []restoredChange
 	// changed says whether apply changed anything at all.
 	changed bool
 }
