@@ -23,6 +23,17 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		return nil, errReprepare
 	}
 	d := &decisions{}
+	// The config in force before this round, for rejudge to tell what a
+	// new one changes (nil with rejudgeAll: judge everything again).
+	var before *skillsconfig.Config
+	rejudgeAll := p.establish
+	newConfig := p.config != nil && !p.config.refresh
+	if newConfig {
+		var err error
+		if before, err = configInForce(c); err != nil {
+			rejudgeAll = true
+		}
+	}
 	if c.Revision == 0 && c.ScanEngine == "" {
 		// A new catalog: every version it will hold is scanned now.
 		c.ScanEngine = scan.Engine()
@@ -107,8 +118,8 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	}
 	// A new config (or a re-index) judges the versions already scanned
 	// again, older ones included.
-	if (p.config != nil && !p.config.refresh) || p.establish {
-		if err := d.rejudge(c, p.cfg, p); err != nil {
+	if newConfig || rejudgeAll {
+		if err := d.rejudge(c, before, p.cfg, rejudgeAll, p); err != nil {
 			return nil, err
 		}
 	}

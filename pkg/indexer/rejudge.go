@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/scan"
@@ -18,17 +19,24 @@ import (
 // so a new threshold or allow applies without an upload. Revoked versions
 // stay revoked (applyRevocations decides them), withdrawn entries are
 // judged when they come back, and a version never scanned (an external
-// entry pinned by digest) has nothing to judge. It is pure, as apply is.
-func (d *decisions) rejudge(c *catalog.Catalog, cfg *skillsconfig.Config, p *plan) error {
+// entry pinned by digest) has nothing to judge. Only the entries whose
+// judgement cfg can change from before's are read (all of them with a new
+// threshold, or all): a history is decoded only where an allow changed.
+// It is pure, as apply is.
+func (d *decisions) rejudge(c *catalog.Catalog, before, cfg *skillsconfig.Config, all bool, p *plan) error {
 	pol := cfg.Policy()
+	all = all || pol != before.Policy()
 	for _, e := range allEntries(c) {
 		if e.Withdrawn {
+			continue
+		}
+		ce := cfg.Touches(e.Kind, e.Listing, e.Name)
+		if !all && sameAllows(before.Touches(e.Kind, e.Listing, e.Name), ce) {
 			continue
 		}
 		if err := e.LoadHistory(); err != nil {
 			return err
 		}
-		ce := cfg.Touches(e.Kind, e.Listing, e.Name)
 		labels := make([]string, len(e.Versions))
 		for i, v := range e.Versions {
 			labels[i] = v.Label
@@ -58,6 +66,21 @@ func (d *decisions) rejudge(c *catalog.Catalog, cfg *skillsconfig.Config, p *pla
 		}
 	}
 	return nil
+}
+
+// sameAllows reports whether two config entries (nil: none) allow the
+// same rules for the same digests.
+func sameAllows(a, b *skillsconfig.Entry) bool {
+	var x, y []skillsconfig.Allow
+	if a != nil {
+		x = a.Allow
+	}
+	if b != nil {
+		y = b.Allow
+	}
+	return slices.EqualFunc(x, y, func(m, n skillsconfig.Allow) bool {
+		return m.Digest.Equal(n.Digest) && m.Reason == n.Reason && slices.Equal(m.Rules, n.Rules)
+	})
 }
 
 // restore puts gone version v of e back in service, for the result (a
