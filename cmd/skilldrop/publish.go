@@ -82,7 +82,8 @@ type publication struct {
 	Message  string        `json:"message,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
 	// Scan is the published version's content scan as the catalog records
-	// it: verdict, engine, findings (rule, file, line) and allows.
+	// it: verdict, engine, findings (rule, file, line) and allows; for bytes
+	// the scan blocks, the scan that blocks them (with Digest).
 	Scan *scan.Result `json:"scan,omitempty"`
 	// LeftOut are the dot-files left out of a packed folder.
 	LeftOut []string `json:"leftOut,omitempty"`
@@ -192,7 +193,12 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitFailure
 		}
 		r := rejected(path, err)
-		return report(publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
+		p := publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}
+		var blocked *indexer.ScanBlockedError
+		if errors.As(err, &blocked) { // the bytes to allow, and what blocks them
+			p.Digest, p.Scan = blocked.Digest, &blocked.Scan
+		}
+		return report(p, exitFailure)
 	}
 	p := publication{
 		Result: indexer.FatePublished, Path: path, Key: up.Key, Name: a.Name, Type: string(a.Type), Version: a.Version,

@@ -90,8 +90,10 @@ type rejection struct {
 	Key, Code, Message, Name string
 	Digest                   digest.Digest
 	ETag                     string
-	// blocking are the findings of a scan_blocked rejection that blocked.
+	// blocking are the findings of a scan_blocked rejection that blocked,
+	// and scan the whole judged scan (nil for other rejections).
 	blocking []scan.Finding
+	scan     *scan.Result
 }
 
 // configChange is a new agent-skills.yaml to put in force (refresh: the
