@@ -24,9 +24,9 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	}
 	d := &decisions{}
 	// The config in force before this round, for rejudge to tell what a
-	// new one changes (nil with rejudgeAll: judge everything again).
+	// new one changes (rejudgeAll: it no longer parses, judge everything).
 	var before *skillsconfig.Config
-	rejudgeAll := p.establish
+	rejudgeAll := false
 	newConfig := p.config != nil && !p.config.refresh
 	if newConfig {
 		var err error
@@ -116,9 +116,9 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if err := d.withdrawBlocked(c, occ, p); err != nil {
 		return nil, err
 	}
-	// A new config (or a re-index) judges the versions already scanned
-	// again, older ones included.
-	if newConfig || rejudgeAll {
+	// A new config judges the versions already scanned again, older ones
+	// included.
+	if newConfig {
 		if err := d.rejudge(c, before, p.cfg, rejudgeAll, p); err != nil {
 			return nil, err
 		}

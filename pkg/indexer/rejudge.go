@@ -21,7 +21,8 @@ import (
 // judged when they come back, and a version never scanned (an external
 // entry pinned by digest) has nothing to judge. Only the entries whose
 // judgement cfg can change from before's are read (all of them with a new
-// threshold, or all): a history is decoded only where an allow changed.
+// threshold, or with all set): a history is decoded only where an allow
+// changed.
 // It is pure, as apply is.
 func (d *decisions) rejudge(c *catalog.Catalog, before, cfg *skillsconfig.Config, all bool, p *plan) error {
 	pol := cfg.Policy()
