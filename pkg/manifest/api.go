@@ -92,7 +92,7 @@ func (f *Feed) Versions(ctx context.Context, kind catalog.Kind, name string) (ou
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Caller)
 	if e == nil {
-		return nil, false, goneEntry(c.lookup(f.View, name, f.Caller))
+		return nil, false, nil
 	}
 	history, err := f.View.History(ctx, e)
 	if err != nil {

@@ -310,7 +310,7 @@ func (f *Feed) Identity(ctx context.Context, kind catalog.Kind, name string) (do
 	c := collectionOf(kind)
 	e := c.get(f.View, name, f.Caller)
 	if e == nil {
-		return Identity{}, false, goneEntry(c.lookup(f.View, name, f.Caller))
+		return Identity{}, false, nil
 	}
 	history, err := f.View.History(ctx, e)
 	if err != nil {
@@ -369,18 +369,6 @@ func (f *Feed) version(ctx context.Context, c *collection, name, label string) (
 		return nil, nil, &goneError{v.Gone}
 	}
 	return e, v, err
-}
-
-// goneEntry is the error of a lookup that found e with no version in
-// service (nil for no entry): a *goneError with its latest version's reason.
-func goneEntry(e *catalog.Entry) error {
-	if e == nil {
-		return nil
-	}
-	if v := e.LatestVersion(); v != nil && v.Gone != nil {
-		return &goneError{v.Gone}
-	}
-	return nil
 }
 
 // lookup is get, or the entry no version of which is in service (whose

@@ -211,9 +211,6 @@ func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.
 		return f.search(c, query), nil
 	case 1:
 		doc, ok, err := f.Versions(ctx, c.kind, segs[0])
-		if g, gone := asGone(err); gone {
-			return g, nil
-		}
 		if err != nil || ok {
 			return document(doc), err
 		}

@@ -128,8 +128,9 @@ func TestGoneVersions(t *testing.T) {
 // service (revoked, or withdrawn by the scan under a stricter policy)
 // answers 410 with the reason in a JSON body: its version documents, its
 // bytes at the path and under /api/v1/, its Sigstore bundle beside either,
-// and, for an entry with no version in service, its identity and its list
-// of versions. The feeds' counts leave the gone version out; MCP answers
+// while the entry's identity and list of versions, like its catalog page,
+// read as missing once no version is in service. The feeds' counts leave
+// the gone version out; MCP answers
 // a gone skill's files as it answers an unknown resource; a hidden entry's
 // bundle stays 404 without a key.
 func TestGoneOnEveryRoute(t *testing.T) {
@@ -173,17 +174,13 @@ func TestGoneOnEveryRoute(t *testing.T) {
 		// An archive with no version in service: everything of it.
 		{"/skills/kit.zip", "kit was compromised"},
 		{"/skills/kit.zip.sigstore.json", "kit was compromised"},
-		{"/skills/v1/kit/index.json", "kit was compromised"},
 		{"/skills/v1/kit/versions/1.json", "kit was compromised"},
-		{"/api/v1/skills/kit", "kit was compromised"},
 		{"/api/v1/skills/kit/1", "kit was compromised"},
 		{"/api/v1/skills/kit/latest", "kit was compromised"},
 		{"/api/v1/skills/kit/1/archive.zip", "kit was compromised"},
 		{"/api/v1/skills/kit/1/archive.zip.sigstore.json", "kit was compromised"},
 		// A sub-agent.
-		{"/subagents/v1/reviewer/index.json", "reviewer was compromised"},
 		{"/subagents/v1/reviewer/versions/1.json", "reviewer was compromised"},
-		{"/api/v1/subagents/reviewer", "reviewer was compromised"},
 		{"/api/v1/subagents/reviewer/1", "reviewer was compromised"},
 		{"/api/v1/subagents/reviewer/1/agent.md", "reviewer was compromised"},
 		{"/api/v1/subagents/reviewer/1/agent.md.sigstore.json", "reviewer was compromised"},
@@ -193,7 +190,6 @@ func TestGoneOnEveryRoute(t *testing.T) {
 		// Withdrawn by the scan once medium findings block.
 		{"/skills/pathy.md", scanReason},
 		{"/skills/pathy.md.sigstore.json", scanReason},
-		{"/skills/v1/pathy/index.json", scanReason},
 		{"/skills/v1/pathy/versions/1.0.json", scanReason},
 		{"/api/v1/skills/pathy/1.0", scanReason},
 		{"/api/v1/skills/pathy/1.0/SKILL.md", scanReason},
@@ -208,6 +204,13 @@ func TestGoneOnEveryRoute(t *testing.T) {
 			t.Errorf("HEAD %s: %d", tc.path, w.Code)
 		}
 	}
+	// An entry with no version in service has no identity or list of
+	// versions, as it has no page.
+	for _, p := range []string{"/skills/v1/kit/index.json", "/api/v1/skills/kit", "/subagents/v1/reviewer/index.json", "/api/v1/subagents/reviewer"} {
+		if w := x.get(p); w.Code != http.StatusNotFound {
+			t.Errorf("GET %s: %d %s", p, w.Code, w.Body)
+		}
+	}
 	// The version in service is served as before, bundle and all.
 	for _, p := range []string{"/skills/deploy.md", "/skills/deploy.md.sigstore.json", "/api/v1/skills/deploy/1.0/SKILL.md.sigstore.json"} {
 		if w := x.get(p); w.Code != http.StatusOK {
@@ -215,7 +218,7 @@ func TestGoneOnEveryRoute(t *testing.T) {
 		}
 	}
 	// Hidden stays missing: the gone secret's routes are 404 without a key, 410 with one.
-	for _, p := range []string{"/skills/secret.md", "/skills/secret.md.sigstore.json", "/api/v1/skills/secret", "/api/v1/skills/secret/1/SKILL.md.sigstore.json"} {
+	for _, p := range []string{"/skills/secret.md", "/skills/secret.md.sigstore.json", "/api/v1/skills/secret/1", "/api/v1/skills/secret/1/SKILL.md.sigstore.json"} {
 		if w := x.get(p); w.Code != http.StatusNotFound {
 			t.Errorf("GET %s without a key: %d %s", p, w.Code, w.Body)
 		}
