@@ -15,6 +15,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/publish"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
@@ -80,6 +81,10 @@ type publication struct {
 	Code     string        `json:"code,omitempty"`
 	Message  string        `json:"message,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
+	// Scan is the published version's content scan as the catalog records
+	// it: verdict, engine, findings (rule, file, line) and allows; for bytes
+	// the scan blocks, the scan that blocks them (with Digest).
+	Scan *scan.Result `json:"scan,omitempty"`
 	// LeftOut are the dot-files left out of a packed folder.
 	LeftOut []string `json:"leftOut,omitempty"`
 }
@@ -188,7 +193,12 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return exitFailure
 		}
 		r := rejected(path, err)
-		return report(publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}, exitFailure)
+		p := publication{Result: indexer.FateRejected, Path: path, Key: up.Key, Code: r.Code, Message: r.Message, LeftOut: up.LeftOut}
+		var blocked *indexer.ScanBlockedError
+		if errors.As(err, &blocked) { // the bytes to allow, and what blocks them
+			p.Digest, p.Scan = blocked.Digest, &blocked.Scan
+		}
+		return report(p, exitFailure)
 	}
 	p := publication{
 		Result: indexer.FatePublished, Path: path, Key: up.Key, Name: a.Name, Type: string(a.Type), Version: a.Version,
@@ -234,6 +244,10 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case unchanged:
 		// The catalog already serves these bytes from the key (Check read
 		// it): there is nothing for the indexer to change.
+		if fate, err = awaitFate(ctx, st, u, 0); err != nil {
+			printf(stderr, "skilldrop publish: %v\n", err)
+			return exitFailure
+		}
 		fate.Result = indexer.FatePublished
 	case wait == 0:
 		p.Result, p.Message = resultUploaded, "not waited for (--wait 0): the indexer indexes it on its event; `skilldrop status` shows what it did"
@@ -252,6 +266,7 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if fate.Version != "" {
 			p.Version = fate.Version
 		}
+		p.Scan = fate.Scan
 		return report(p, exitOK)
 	case indexer.FateHeld:
 		p.Result, p.Message = indexer.FateHeld, fate.Message

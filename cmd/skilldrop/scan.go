@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
@@ -17,13 +19,18 @@ func init() {
 	register(&command{
 		name:    "scan",
 		summary: "scan files, folders and archives for dangerous content with the indexer's rule pack, executing nothing",
-		args:    "[--block SEVERITY] [--json] FILE-or-FOLDER...",
+		args:    "[--block SEVERITY] [--json] FILE-or-FOLDER... | --rules [--block SEVERITY] [--json]",
 		about: `Scans every file statically, as the indexer scans an upload before it publishes it: a folder's regular files
 (symbolic links are not followed), an archive's files as the validator reads them (nothing is extracted), any
 other file as it is. Prints, per argument, "<verdict> <path>" (clean, warn or block) and one line per finding,
 "  <file>:<line>: <severity> <rule>: <message>"; with --json, one JSON document (its shape is in the README).
 --block sets the lowest severity that blocks (critical, high, medium or low; default high), as agent-skills.yaml's
 scan.block does.
+
+--rules prints the rule pack instead, the engine version and every rule a finding can name: its id (what an allow
+in agent-skills.yaml lists), category, severity, whether it blocks under --block, and its message; with --json,
+one JSON document (its shape is in the README). Rules that only take part in a combination are not listed: no
+finding names them.
 
 exit status: 0 when nothing blocks, 1 when something blocks (or an archive is refused or a file cannot be read),
 2 on usage errors`,
@@ -50,6 +57,7 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["scan"].flagSet(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of lines")
 	block := fs.String("block", scan.DefaultBlock.String(), "the lowest severity that blocks: critical, high, medium or low")
+	rules := fs.Bool("rules", false, "print the rule pack (engine version, and each rule's id, category, severity and message) instead of scanning")
 	paths, code, ok := parseArgs(fs, args)
 	if !ok {
 		return code
@@ -58,6 +66,13 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		printf(stderr, "skilldrop scan: --block: %v\n", err)
 		return exitUsage
+	}
+	if *rules {
+		if len(paths) > 0 {
+			printf(stderr, "skilldrop scan: --rules takes no FILE-or-FOLDER, got %d\n", len(paths))
+			return exitUsage
+		}
+		return printRules(stdout, stderr, scan.Policy{Block: sev}, *asJSON)
 	}
 	if len(paths) == 0 {
 		printf(stderr, "skilldrop scan: no FILE-or-FOLDER given\n")
@@ -97,6 +112,50 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return finish(out, stderr, status)
+}
+
+// packRule is one rule as `scan --rules` lists it, and the JSON shape of
+// its rules (README: "scan --rules --json").
+type packRule struct {
+	ID       string        `json:"id"`
+	Category scan.Category `json:"category"`
+	Severity scan.Severity `json:"severity"`
+	Blocks   bool          `json:"blocks"`
+	Message  string        `json:"message"`
+}
+
+// printRules prints the embedded rule pack: the rules a finding can name
+// (signals, parts of combinations only, never can), in the pack's order.
+func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
+	pack := scan.Default()
+	list := []packRule{}
+	for _, r := range pack.Rules() {
+		if r.Signal() {
+			continue
+		}
+		list = append(list, packRule{ID: r.ID, Category: r.Category, Severity: r.Severity, Blocks: r.Severity >= pol.Block, Message: r.Message})
+	}
+	out := &resultWriter{w: stdout}
+	if asJSON {
+		out.json(struct {
+			Engine string     `json:"engine"`
+			Block  string     `json:"block"`
+			Rules  []packRule `json:"rules"`
+		}{pack.Engine(), pol.Block.String(), list})
+		return finish(out, stderr, exitOK)
+	}
+	out.printf("%s: %d rules; %s and above block (an allow in agent-skills.yaml names a rule by its id)\n", pack.Engine(), len(list), pol.Block)
+	tw := tabwriter.NewWriter(&writerOf{out}, 0, 4, 2, ' ', 0)
+	_, _ = io.WriteString(tw, "  ID\tCATEGORY\tSEVERITY\tBLOCKS\tMESSAGE\n")
+	for _, r := range list {
+		blocks := "no"
+		if r.Blocks {
+			blocks = "yes"
+		}
+		_, _ = io.WriteString(tw, "  "+strings.Join([]string{r.ID, string(r.Category), r.Severity.String(), blocks, oneLine(r.Message)}, "\t")+"\n")
+	}
+	_ = tw.Flush()
+	return finish(out, stderr, exitOK)
 }
 
 // scanPath scans one argument.

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // TestScanCommand: folders, files and archives are scanned; the text
@@ -59,5 +64,70 @@ func TestValidateScans(t *testing.T) {
 		!strings.Contains(out, "download-exec.pipe-to-shell (SKILL.md:6)") || !strings.Contains(out, "ok "+filepath.Join(dir, "pathy.md")+" pathy") ||
 		!strings.Contains(errOut, "scan: SKILL.md:6: medium persistence.shell-rc: ") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestScanRules: --rules lists the engine version and every rule a finding
+// can name (each of the pack's rules but signals), with its category,
+// severity, message and whether it blocks under --block; the JSON is the
+// README's shape; a finding of a real scan names a listed rule; --rules
+// takes no path.
+func TestScanRules(t *testing.T) {
+	code, out, _ := runCLI("scan", "--rules", "--json")
+	var doc struct {
+		Engine string `json:"engine"`
+		Block  string `json:"block"`
+		Rules  []struct {
+			ID       string `json:"id"`
+			Category string `json:"category"`
+			Severity string `json:"severity"`
+			Blocks   bool   `json:"blocks"`
+			Message  string `json:"message"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || doc.Engine != scan.Engine() || doc.Block != "high" {
+		t.Fatalf("exit %d %v\n%s", code, err, out)
+	}
+	sameShape(t, "scan --rules --json", jsonExample(t, "`skilldrop scan --rules --json`"), []byte(out))
+	var want []string
+	for _, r := range scan.Default().Rules() {
+		if !r.Signal() {
+			want = append(want, r.ID)
+		}
+	}
+	var got []string
+	byID := map[string]int{}
+	for i, r := range doc.Rules {
+		got = append(got, r.ID)
+		byID[r.ID] = i
+		if r.Message == "" || !strings.HasPrefix(r.ID, r.Category+".") && r.Category != "scanner" {
+			t.Errorf("rule %+v", r)
+		}
+		if sev, err := scan.ParseSeverity(r.Severity); err != nil || r.Blocks != (sev >= scan.SeverityHigh) {
+			t.Errorf("rule %s: severity %q blocks %v", r.ID, r.Severity, r.Blocks)
+		}
+	}
+	if !slices.Equal(got, want) || len(got) < 40 {
+		t.Errorf("rules listed:\n%v\nwant the pack's:\n%v", got, want)
+	}
+	// A finding names a listed rule, with the severity listed.
+	dir := t.TempDir()
+	skilltest.WriteFiles(t, dir, map[string]string{"pathy.md": skillDoc("pathy") + "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n"})
+	_, scanned, _ := runCLI("scan", "--json", filepath.Join(dir, "pathy.md"))
+	if !strings.Contains(scanned, `"rule": "persistence.shell-rc"`) {
+		t.Fatalf("scan --json: %s", scanned)
+	}
+	if r := doc.Rules[byID["persistence.shell-rc"]]; r.ID != "persistence.shell-rc" || r.Severity != "medium" || r.Blocks {
+		t.Errorf("persistence.shell-rc listed as %+v", r)
+	}
+	// Under --block medium it blocks; the text has a row for each rule.
+	code, text, _ := runCLI("scan", "--rules", "--block", "medium")
+	if code != exitOK || !strings.HasPrefix(text, scan.Engine()+": "+strconv.Itoa(len(want))+" rules; medium and above block") ||
+		!regexp.MustCompile(`(?m)^  persistence\.shell-rc\s+persistence\s+medium\s+yes\s+appends to a shell start-up file`).MatchString(text) ||
+		strings.Count(text, "\n") != len(want)+2 {
+		t.Errorf("scan --rules --block medium: exit %d\n%s", code, text)
+	}
+	if code, _, errOut := runCLI("scan", "--rules", filepath.Join(dir, "pathy.md")); code != exitUsage || !strings.Contains(errOut, "--rules takes no FILE-or-FOLDER") {
+		t.Errorf("--rules with a path: exit %d %s", code, errOut)
 	}
 }

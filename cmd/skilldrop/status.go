@@ -141,6 +141,8 @@ type entrySummary struct {
 	Name    string `json:"name"`
 	Listing string `json:"listing,omitempty"`
 	Latest  string `json:"latest"`
+	// Digest is the latest version's.
+	Digest digest.Digest `json:"digest,omitzero"`
 	// PublishedAt is when the latest version was published.
 	PublishedAt time.Time `json:"publishedAt,omitzero"`
 	Type        string    `json:"type"`
@@ -168,6 +170,10 @@ type versionSummary struct {
 	Digest      digest.Digest `json:"digest"`
 	PublishedAt time.Time     `json:"publishedAt"`
 	Source      string        `json:"source,omitempty"`
+	// Scan is the version's content scan (absent: never scanned), and Gone
+	// why it was taken out of service (absent: in service).
+	Scan *scan.Result  `json:"scan,omitempty"`
+	Gone *catalog.Gone `json:"gone,omitempty"`
 }
 
 type rejectionStatus struct {
@@ -349,12 +355,13 @@ func entries(list []*catalog.Entry, all bool, shared map[*catalog.Entry][]catalo
 			Listings: e.Listings, Contenders: e.Contenders, Served: e.Served(), HiddenElsewhere: shared[e],
 		}
 		if v := e.LatestVersion(); v != nil {
-			sum.Type, sum.PublishedAt, sum.Scan = string(v.Type), v.PublishedAt.UTC(), v.Scan
+			sum.Type, sum.Digest, sum.PublishedAt, sum.Scan = string(v.Type), v.Digest, v.PublishedAt.UTC(), v.Scan
 		}
 		if e.HasHistory() {
 			for i := len(e.Versions) - 1; i >= 0; i-- {
 				v := e.Versions[i]
-				sum.History = append(sum.History, versionSummary{Version: v.Label, Digest: v.Digest, PublishedAt: v.PublishedAt.UTC(), Source: v.SourceKey})
+				sum.History = append(sum.History, versionSummary{Version: v.Label, Digest: v.Digest, PublishedAt: v.PublishedAt.UTC(),
+					Source: v.SourceKey, Scan: v.Scan, Gone: v.Gone})
 			}
 		}
 		out = append(out, sum)
@@ -479,7 +486,7 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 	}
 	if len(unmatched) > 0 {
-		out.printf("config: %d of its entries name nothing published (their settings, visibility included, apply to nothing):\n", len(unmatched))
+		out.printf("config: %d of its entries name nothing published (their settings, visibility included, allows and revocations, apply to nothing):\n", len(unmatched))
 		for _, m := range unmatched {
 			out.printf("  %s\n", oneLine(m))
 		}
@@ -559,29 +566,33 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 			if len(e.Contenders) > 0 {
 				notes = append(notes, "contenders "+strings.Join(quoteAll(e.Contenders), ","))
 			}
-			verdict := "-"
-			if e.Scan != nil {
-				verdict = string(e.Scan.Verdict)
-				for _, f := range e.Scan.Findings {
-					findings = append(findings, printable(e.ID)+" "+printable(e.Latest)+": "+findingLine(f))
-				}
-				for _, a := range e.Scan.Allowed {
-					findings = append(findings, printable(e.ID)+" "+printable(e.Latest)+": "+a.Rule+" allowed: "+oneLine(printable(a.Reason)))
-				}
-			}
 			_, _ = io.WriteString(tw, "  "+strings.Join([]string{printable(e.ID), printable(e.Latest), timeOrDash(e.PublishedAt), e.Type, e.Visibility,
-				strconv.Itoa(e.Versions), verdict, printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
+				strconv.Itoa(e.Versions), verdictOf(e.Scan), printable(e.Source), strings.Join(notes, "; ")}, "\t")+"\n")
 			// Each version is a row of the same table, in its columns: the
-			// label under LATEST, its time under PUBLISHED, its key under
-			// SOURCE and its digest under NOTE.
+			// label under LATEST, its time under PUBLISHED, its verdict
+			// under SCAN, its key under SOURCE and its digest under NOTE.
 			for _, v := range e.History {
-				_, _ = io.WriteString(tw, "  "+strings.Join([]string{"", printable(v.Version), timeOrDash(v.PublishedAt), "", "", "", "",
-					printable(v.Source), v.Digest.String()}, "\t")+"\n")
+				note := v.Digest.String()
+				if v.Gone != nil {
+					note += " (" + v.Gone.Code + ")"
+				}
+				_, _ = io.WriteString(tw, "  "+strings.Join([]string{"", printable(v.Version), timeOrDash(v.PublishedAt), "", "", "", verdictOf(v.Scan),
+					printable(v.Source), note}, "\t")+"\n")
+			}
+			if len(e.History) == 0 {
+				findings = append(findings, scanLines(e.ID, e.Latest, e.Digest, e.Scan)...)
+			}
+			for _, v := range e.History {
+				findings = append(findings, scanLines(e.ID, v.Version, v.Digest, v.Scan)...)
 			}
 		}
 		_ = tw.Flush()
 		if len(findings) > 0 {
-			out.printf("\n%s: scan findings of the latest versions\n", title)
+			of := "the latest versions"
+			if slices.ContainsFunc(list, func(e entrySummary) bool { return len(e.History) > 0 }) {
+				of = "every version" // --versions
+			}
+			out.printf("\n%s: scan findings of %s\n", title, of)
 			for _, f := range findings {
 				out.printf("  %s\n", f)
 			}
@@ -618,6 +629,31 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 			}
 		}
 	}
+}
+
+// verdictOf is a scan's verdict for the SCAN column ("-": never scanned).
+func verdictOf(res *scan.Result) string {
+	if res == nil {
+		return "-"
+	}
+	return string(res.Verdict)
+}
+
+// scanLines are the findings and allows of one version's scan, each line
+// naming the version by its label and digest.
+func scanLines(id, version string, d digest.Digest, res *scan.Result) []string {
+	if res == nil {
+		return nil
+	}
+	head := printable(id) + " " + printable(version) + " " + d.String() + ": "
+	var out []string
+	for _, f := range res.Findings {
+		out = append(out, head+findingLine(f))
+	}
+	for _, a := range res.Allowed {
+		out = append(out, head+a.Rule+" allowed: "+oneLine(printable(a.Reason)))
+	}
+	return out
 }
 
 func timeOrDash(t time.Time) string {

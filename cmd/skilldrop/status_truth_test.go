@@ -77,7 +77,7 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 	}
 
 	_, out, _ = builtRun(t, dir, "status", "--dir", dir, "--versions")
-	if !regexp.MustCompile(`(?m)^  notes\s+2\s+\S+Z\s+skill-md.*\n\s+2\s+\S+Z\s+skills/notes.md\s+sha256:\S+\n\s+\S+\s+\S+Z\s+skills/notes.md\s+sha256:\S+$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^  notes\s+2\s+\S+Z\s+skill-md.*\n\s+2\s+\S+Z\s+clean\s+skills/notes.md\s+sha256:\S+\n\s+\S+\s+\S+Z\s+clean\s+skills/notes.md\s+sha256:\S+$`).MatchString(out) {
 		t.Errorf("--versions does not list notes' two versions, newest first:\n%s", out)
 	}
 	checkVersionColumns(t, out)
@@ -122,20 +122,20 @@ func checkVersionColumns(t *testing.T, out string) {
 			header = line
 			continue
 		}
-		if header == "" || !regexp.MustCompile(`^\s+\S+\s+\d{4}-\d\d-\d\dT\S+Z\s+\S+\s+sha256:`).MatchString(line) {
+		if header == "" || !regexp.MustCompile(`^\s+\S+\s+\d{4}-\d\d-\d\dT\S+Z\s+\S+\s+\S+\s+sha256:`).MatchString(line) {
 			continue
 		}
 		rows++
 		cols := map[string]int{}
-		for _, c := range []string{"LATEST", "PUBLISHED", "TYPE", "SOURCE", "NOTE"} {
+		for _, c := range []string{"LATEST", "PUBLISHED", "TYPE", "SCAN", "SOURCE", "NOTE"} {
 			cols[c] = strings.Index(header, c)
 		}
-		for _, c := range []string{"LATEST", "PUBLISHED", "SOURCE", "NOTE"} {
+		for _, c := range []string{"LATEST", "PUBLISHED", "SCAN", "SOURCE", "NOTE"} {
 			if i := cols[c]; i >= len(line) || line[i] == ' ' || line[i-1] != ' ' {
 				t.Errorf("a version row's %s column does not start under the header's:\n%s\n%s", c, header, line)
 			}
 		}
-		if strings.TrimSpace(line[:cols["LATEST"]]) != "" || strings.TrimSpace(line[cols["TYPE"]:cols["SOURCE"]]) != "" {
+		if strings.TrimSpace(line[:cols["LATEST"]]) != "" || strings.TrimSpace(line[cols["TYPE"]:cols["SCAN"]]) != "" {
 			t.Errorf("a version row writes into another column:\n%s\n%s", header, line)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/publish"
 	"github.com/skilldrop/skilldrop/pkg/scan"
@@ -346,11 +347,42 @@ func validateConfig(p string) validation {
 		return v
 	}
 	published := skillsconfig.PublishedAt(keys)
+	published.Versions, published.Current = localVersions(filepath.Dir(p), keys), true
 	for _, u := range cfg.Unmatched(published) {
 		v.Warnings = append(v.Warnings, u.Message)
 	}
 	v.Warnings = append(v.Warnings, cfg.GateWarnings(published, "")...)
 	return v
+}
+
+// localVersions returns the versions the files of a laid-out directory
+// hold under a name, read (and validated) only for the names a revocation
+// asks about: each key's bytes as the indexer would read them.
+func localVersions(dir string, keys []string) func(name string) []skillsconfig.PublishedVersion {
+	return func(name string) []skillsconfig.PublishedVersion {
+		var out []skillsconfig.PublishedVersion
+		lim := archive.DefaultLimits()
+		for _, key := range keys {
+			k, err := artifact.ParseKey(key)
+			if err != nil || k.Name != name || (k.Kind != artifact.KindSkill && k.Kind != artifact.KindSubagent) {
+				continue
+			}
+			data, err := readBounded(filepath.Join(dir, filepath.FromSlash(key)), lim)
+			if err != nil {
+				continue
+			}
+			a, err := artifact.Validate(k, data, lim)
+			if err != nil {
+				continue // refused: it publishes no version
+			}
+			kind := catalog.KindSkill
+			if k.Kind == artifact.KindSubagent {
+				kind = catalog.KindSubagent
+			}
+			out = append(out, skillsconfig.PublishedVersion{Kind: kind, Listing: k.Listing, Label: a.Version, Digest: a.Digest})
+		}
+		return out
+	}
 }
 
 // layoutKeys lists the keys under the source prefixes of dir when it is

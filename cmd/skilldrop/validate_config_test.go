@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 )
 
 // builtRun runs the built command with args in dir and returns its exit
@@ -170,5 +171,53 @@ func TestValidateOfABucketRootSaysSo(t *testing.T) {
 	writeFile(t, plain, "notes.txt", "not a skill")
 	if code, out, _ := builtRun(t, plain, "validate", plain); code != exitFailure || !strings.Contains(out, "missing_skill_md") || strings.Contains(out, "bucket") {
 		t.Fatalf("validate of a folder without SKILL.md: exit %d, %q", code, out)
+	}
+}
+
+// TestValidateAndStatusNameUnmatchedRevocations: validate of a config in
+// a laid-out directory warns of a revocation naming no skill, and of one
+// whose label the directory's file has with other bytes, but not of one
+// naming an older version (the files hold only the current bytes); once
+// indexed, status lists the warnings of the versions the catalog holds,
+// an allow for bytes never uploaded among them.
+func TestValidateAndStatusNameUnmatchedRevocations(t *testing.T) {
+	dir := t.TempDir()
+	cur := skilltest.SkillMD("deploy", "1.1", "Deploys.")
+	other := digest.Of([]byte("other bytes")).String()
+	revoke := func(name, version, d string) string {
+		return "  - name: " + name + "\n    version: \"" + version + "\"\n    digest: " + d + "\n    reason: r\n"
+	}
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"skills/deploy.md": cur,
+		"agent-skills.yaml": "version: 1\nskills:\n  - name: deploy\n    allow:\n      - digest: " + other +
+			"\n        rules: [persistence.shell-rc]\n        reason: never uploaded\nrevoke:\n" +
+			revoke("deplyo", "1.1", digest.Of([]byte(cur)).String()) + revoke("deploy", "1.1", other) + revoke("deploy", "1.0", other),
+	})
+	code, _, errOut := runCLI("validate", filepath.Join(dir, "agent-skills.yaml"))
+	for _, want := range []string{
+		`revoke[0]: "deplyo" names no published skill or sub-agent (did you mean "deploy"?); the revocation takes nothing out of service`,
+		`revoke[1]: version "1.1" of "deploy" has digest ` + digest.Of([]byte(cur)).String() + ", not " + other,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("validate: stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != exitOK || strings.Count(errOut, "warning ") != 2 {
+		t.Errorf("validate: exit %d, want two warnings (revoke[2] may name an older version; the allow's bytes may be in the bucket):\n%s", code, errOut)
+	}
+	if code, _, errOut := runCLI("reindex", "--dir", dir); code != exitOK {
+		t.Fatalf("reindex: %d %s", code, errOut)
+	}
+	_, out, _ := runCLI("status", "--dir", dir)
+	for _, want := range []string{
+		`config: 4 of its entries name nothing published`,
+		`  skills[0].allow[0]: ` + other + ` is the digest of no published version of skill "deploy"`,
+		`  revoke[0]: "deplyo" names no published skill`,
+		`  revoke[1]: version "1.1" of "deploy" has digest`,
+		`  revoke[2]: "deploy" has no published version "1.0" (its versions: "1.1" `,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -446,6 +446,21 @@ func (e *Entry) LoadHistory() error {
 	return nil
 }
 
+// History returns e's whole history, oldest first (the latest last),
+// decoding it when it is not loaded, without loading it into e: for
+// reading a few entries of a catalog that is not changed. The result must
+// not be modified.
+func (e *Entry) History() ([]Version, error) {
+	if e.HasHistory() {
+		return e.Versions, nil
+	}
+	vs, err := decodeHistory(e.history, e.head())
+	if err != nil {
+		return nil, fmt.Errorf("history of %s: %w", e.ID(), err)
+	}
+	return vs, nil
+}
+
 // decodeHistory turns a history line and the head into the whole history.
 func decodeHistory(line []byte, latest *Version) ([]Version, error) {
 	var older []Version

@@ -335,34 +335,54 @@ func (e *Entry) Version(label string) *Version {
 // loaded (LoadHistory), set, or built in memory.
 func (e *Entry) HasHistory() bool { return e.loaded || e.Versions != nil }
 
-// VersionCount is how many versions the entry has.
+// VersionCount is how many versions of the entry are in service (gone
+// versions are in no list, so no count tells of them either).
 func (e *Entry) VersionCount() int {
 	if e.HasHistory() {
-		return len(e.Versions)
+		n, _ := e.inService()
+		return n
 	}
 	return e.Count
 }
 
-// FirstVersion is the label of the oldest version ("" when there is none).
+// FirstVersion is the label of the oldest version in service ("" when
+// there is none).
 func (e *Entry) FirstVersion() string {
 	if e.HasHistory() {
-		if len(e.Versions) == 0 {
-			return ""
+		if _, first := e.inService(); first != nil {
+			return first.Label
 		}
-		return e.Versions[0].Label
+		return ""
 	}
 	return e.First
 }
 
-// Created is when the oldest version was published.
+// Created is when the oldest version in service was published.
 func (e *Entry) Created() time.Time {
 	if e.HasHistory() {
-		if len(e.Versions) == 0 {
-			return time.Time{}
+		if _, first := e.inService(); first != nil {
+			return first.PublishedAt
 		}
-		return e.Versions[0].PublishedAt
+		return time.Time{}
 	}
 	return e.FirstPublished
+}
+
+// inService counts the history's versions that are not gone and returns
+// the one published first (Settle moves the latest to the end, so the
+// history's first is not always the oldest).
+func (e *Entry) inService() (n int, first *Version) {
+	for i := range e.Versions {
+		v := &e.Versions[i]
+		if v.Gone != nil {
+			continue
+		}
+		n++
+		if first == nil || v.PublishedAt.Before(first.PublishedAt) {
+			first = v
+		}
+	}
+	return n, first
 }
 
 // SetVersions replaces the history (oldest first, the latest last) and
@@ -374,7 +394,7 @@ func (e *Entry) SetVersions(vs []Version) {
 
 // summarize derives Head, First and Count from the history.
 func (e *Entry) summarize() {
-	e.Count, e.First, e.FirstPublished, e.Head = len(e.Versions), e.FirstVersion(), e.Created(), nil
+	e.Count, e.First, e.FirstPublished, e.Head = e.VersionCount(), e.FirstVersion(), e.Created(), nil
 	if v := e.Version(e.Latest); v != nil {
 		h := *v
 		e.Head = &h

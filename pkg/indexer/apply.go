@@ -23,6 +23,17 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		return nil, errReprepare
 	}
 	d := &decisions{}
+	// The config in force before this round, for rejudge to tell what a
+	// new one changes (rejudgeAll: it no longer parses, judge everything).
+	var before *skillsconfig.Config
+	rejudgeAll := false
+	newConfig := p.config != nil && !p.config.refresh
+	if newConfig {
+		var err error
+		if before, err = configInForce(c); err != nil {
+			rejudgeAll = true
+		}
+	}
 	if c.Revision == 0 && c.ScanEngine == "" {
 		// A new catalog: every version it will hold is scanned now.
 		c.ScanEngine = scan.Engine()
@@ -105,6 +116,13 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 	if err := d.withdrawBlocked(c, occ, p); err != nil {
 		return nil, err
 	}
+	// A new config judges the versions already scanned again, older ones
+	// included.
+	if newConfig {
+		if err := d.rejudge(c, before, p.cfg, rejudgeAll, p); err != nil {
+			return nil, err
+		}
+	}
 	if applySettings(c, p.cfg, settled) {
 		d.changed = true
 	}
@@ -176,7 +194,10 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 			// is never blocked, so bytes the scan withdrew are back.
 			v.Scan = cl.version.Scan
 			if v.Gone != nil && v.Gone.Code == catalog.GoneScanBlocked {
-				c.SetGone(e, v, nil)
+				code := v.Gone.Code
+				if c.SetGone(e, v, nil) {
+					d.restored = append(d.restored, restoredChange{Change: changeOf(e, e.Version(cl.version.Label)), code: code})
+				}
 				v = e.Version(cl.version.Label)
 			}
 			d.changed = true

@@ -5,6 +5,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // The fates of an upload (Fate.Result).
@@ -26,8 +27,10 @@ const (
 type Fate struct {
 	Result        string
 	Code, Message string // a rejection's
-	// Version is the label of the entry's latest version, when published.
+	// Version is the label of the entry's latest version, when published,
+	// and Scan its content scan as the catalog records it.
 	Version string
+	Scan    *scan.Result
 }
 
 // Upload names the object an operator uploaded: its key, the ETag the
@@ -51,7 +54,7 @@ func FateOf(c *catalog.Catalog, st *catalog.Status, u Upload) Fate {
 	// Bytes the key's entry serves already are published, held key or not:
 	// uploading them again changes nothing, and nothing waits for a config.
 	if v := servedFrom(c, u.Key); v != nil && v.Digest.Equal(u.Digest) {
-		return Fate{Result: FatePublished, Version: v.Label}
+		return Fate{Result: FatePublished, Version: v.Label, Scan: v.Scan}
 	}
 	// A key held while the hold lasts holds whatever is uploaded to it: a
 	// new ETag of a held key rides along with the next catalog write.

@@ -26,9 +26,8 @@ func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Confi
 		if err != nil {
 			return err
 		}
-		if v != nil && c.SetGone(e, v, nil) {
-			d.changed = true
-			d.published = append(d.published, changeOf(e, v))
+		if v != nil {
+			d.restore(c, e, v)
 		}
 	}
 	if cfg == nil {

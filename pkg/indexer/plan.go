@@ -90,8 +90,10 @@ type rejection struct {
 	Key, Code, Message, Name string
 	Digest                   digest.Digest
 	ETag                     string
-	// blocking are the findings of a scan_blocked rejection that blocked.
+	// blocking are the findings of a scan_blocked rejection that blocked,
+	// and scan the whole judged scan (nil for other rejections).
 	blocking []scan.Finding
+	scan     *scan.Result
 }
 
 // configChange is a new agent-skills.yaml to put in force (refresh: the
@@ -175,8 +177,10 @@ type decisions struct {
 	// grew are the claims that add to the catalog: a new entry or version,
 	// the ones refused first when it would be too large.
 	grew []*claim
-	// gone are the versions this write took out of service.
-	gone []goneChange
+	// gone are the versions this write took out of service, restored the
+	// ones it put back.
+	gone     []goneChange
+	restored []restoredChange
 	// changed says whether apply changed anything at all.
 	changed bool
 }

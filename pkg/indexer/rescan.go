@@ -113,7 +113,7 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 		if !d.changed {
 			return catalog.ErrNoChange
 		}
-		rec.gone = d.gone
+		rec.gone, rec.restored = d.gone, d.restored
 		if _, err := ix.renderDocuments(ctx, c, true); err != nil {
 			return err
 		}
@@ -186,7 +186,10 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
 		}
 	case v.Gone != nil:
-		c.SetGone(e, v, nil)
+		code := v.Gone.Code
+		if c.SetGone(e, v, nil) {
+			d.restored = append(d.restored, restoredChange{Change: changeOf(e, e.Version(r.label)), code: code})
+		}
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (v *validated) judge(cfg *skillsconfig.Config, ce *skillsconfig.Entry, key,
 		v.Scan = &res
 		return nil
 	}
-	return &rejection{Key: key, Code: CodeScanBlocked, Name: name, Digest: v.Digest, blocking: res.Blocking(pol),
+	return &rejection{Key: key, Code: CodeScanBlocked, Name: name, Digest: v.Digest, blocking: res.Blocking(pol), scan: &res,
 		Message: res.BlockedMessage(pol, v.Digest.String())}
 }
 

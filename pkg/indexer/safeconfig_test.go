@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/audience"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
@@ -296,5 +298,70 @@ listings:
 `))
 	if w := e.status().Warnings[skillsconfig.Key]; len(w) != 0 {
 		t.Errorf("warnings once the config says what it does: %q", w)
+	}
+}
+
+// TestUnmatchedAllowsAndRevocationsAreReported: an allow whose digest is
+// no version of its skill, and a revocation naming no skill, no such
+// version, or the version with another digest, are warnings on
+// agent-skills.yaml in the status document and config_unmatched audit
+// events, as unmatched names are; a revocation and an allow that match
+// are not, and the warnings go once they are fixed.
+func TestUnmatchedAllowsAndRevocationsAreReported(t *testing.T) {
+	e := newEnv(t)
+	v1 := skillDoc("deploy", "1.0", "Deploys.")
+	v2 := skillDoc("deploy", "1.1", "Deploys, faster.")
+	e.drop("skills/deploy.md", v1)
+	e.drop("skills/deploy.md", v2)
+	d1, d2 := digest.Of(v1).String(), digest.Of(v2).String()
+	other := digest.Of([]byte("other bytes")).String()
+	revoke := func(name, version, d string) string {
+		return "  - name: " + name + "\n    version: \"" + version + "\"\n    digest: " + d + "\n    reason: r\n"
+	}
+	e.drop(skillsconfig.Key, []byte("version: 1\nskills:\n  - name: deploy\n    allow:\n"+
+		"      - digest: "+d2+"\n        rules: [persistence.shell-rc]\n        reason: matches\n"+
+		"      - digest: "+other+"\n        rules: [persistence.shell-rc]\n        reason: a digest copied wrong\n"+
+		"revoke:\n"+revoke("deploy", "1.0", d1)+revoke("deplyo", "1.0", d1)+revoke("deploy", "2.0", d1)+revoke("deploy", "1.1", d1)))
+	if got := e.skill("deploy").Latest; got != "1.1" {
+		t.Fatalf("latest %s, want 1.1 (1.0 revoked)", got)
+	}
+	warned := func() map[string]string {
+		out := map[string]string{}
+		for _, w := range e.status().Warnings[skillsconfig.Key] {
+			field, _, _ := strings.Cut(w, ":")
+			out[field] = w
+		}
+		return out
+	}
+	want := map[string]string{
+		"skills[0].allow[1]": "skills[0].allow[1]: " + other + ` is the digest of no published version of skill "deploy" (its versions: "1.0" ` + d1 + `, "1.1" ` + d2 + "); the allow applies to nothing",
+		"revoke[1]":          `revoke[1]: "deplyo" names no published skill or sub-agent (did you mean "deploy"?); the revocation takes nothing out of service`,
+		"revoke[2]":          `revoke[2]: "deploy" has no published version "2.0" (its versions: `,
+		"revoke[3]":          `revoke[3]: version "1.1" of "deploy" has digest ` + d2 + ", not " + d1 + " (a revocation names the exact bytes); the revocation takes nothing out of service",
+	}
+	got := warned()
+	for field, w := range want {
+		if !strings.Contains(got[field], w) {
+			t.Errorf("%s: %q\nwant it to contain %q", field, got[field], w)
+		}
+	}
+	for field := range got {
+		if _, ok := want[field]; !ok {
+			t.Errorf("%s reported: %s", field, got[field])
+		}
+	}
+	var audited []string
+	for line := range strings.SplitSeq(e.logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["event"] == obs.EventConfigUnmatched {
+			audited = append(audited, fmt.Sprint(m["field"]))
+		}
+	}
+	if slices.Sort(audited); strings.Join(audited, ",") != "revoke[1],revoke[2],revoke[3],skills[0].allow[1]" {
+		t.Errorf("audited %v", audited)
+	}
+	e.drop(skillsconfig.Key, []byte("version: 1\nrevoke:\n"+revoke("deploy", "1.1", d2)))
+	if got := warned(); len(got) != 0 {
+		t.Errorf("warnings of the fixed config: %q", got)
 	}
 }

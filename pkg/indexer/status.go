@@ -19,6 +19,7 @@ type recorder struct {
 	rejections []rejection
 	warnings   map[string][]string
 	gone       []goneChange
+	restored   []restoredChange
 	// unmatched are the entries of the config in force that name nothing
 	// published, judged against the catalog the invocation left (nil
 	// with judged: none); they replace the config key's warnings.
@@ -59,6 +60,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 		res.Gone = append(res.Gone, g.change())
 		r.gone = append(r.gone, g)
 	}
+	r.restored = append(r.restored, d.restored...)
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
 	res.Held = append(res.Held, pr.plan.held...)
@@ -174,7 +176,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 // invocation that may have changed either (a publish, a withdrawal, a new
 // config, a re-index).
 func (r *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) {
-	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || res.Config == ConfigApplied
+	changed := full || len(res.Published) > 0 || len(res.Withdrawn) > 0 || len(res.Gone) > 0 || res.Config == ConfigApplied
 	if cat == nil || !changed {
 		return
 	}
@@ -226,6 +228,10 @@ func (ix *Indexer) auditGone(ctx context.Context, rec *recorder) {
 	}
 	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		ix.metrics.CountN(ctx, obs.ScanBlocked, obs.DimensionRule, rule, byRule[rule])
+	}
+	for _, r := range rec.restored {
+		ix.audit.VersionRestored(ctx, obs.VersionRestoredEvent{SkillName: r.Name, Version: r.Version, Digest: r.Digest,
+			Code: r.code, Source: r.Source})
 	}
 }
 

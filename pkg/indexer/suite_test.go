@@ -46,6 +46,7 @@ var suite = []struct {
 	{"AKeyChangedDuringTheRoundIsReadAgain", testAKeyChangedDuringTheRoundIsReadAgain},
 	{"StaleRejectionIsNotRecorded", testStaleRejectionIsNotRecorded},
 	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
+	{"ConfigChangeRejudgesScannedVersions", testConfigChangeRejudgesScannedVersions},
 }
 
 func TestLocal(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -22,11 +24,27 @@ var ErrNotAnArtifact = errors.New("indexer: not a skill or sub-agent key")
 // catalog's decision, made on a private copy of the catalog
 // (name_conflict, version_exists, path_conflict). It writes nothing;
 // `skilldrop publish` runs it before uploading. Rejections are
-// *artifact.Error values with stable codes.
+// *artifact.Error values with stable codes (artifact.AsError); one the
+// content scan blocks comes as a *ScanBlockedError, with the scan.
 func (ix *Indexer) Validate(ctx context.Context, key string, data []byte) (*artifact.Artifact, error) {
 	a, _, err := ix.Check(ctx, key, data)
 	return a, err
 }
+
+// ScanBlockedError is Check's error for bytes the content scan blocks
+// under the bucket's policy and allows: the rejection (scan_blocked, as
+// artifact.AsError finds it), the bytes' digest and the judged scan, with
+// every finding's rule, file and line.
+type ScanBlockedError struct {
+	Err    *artifact.Error
+	Digest digest.Digest
+	Scan   scan.Result
+}
+
+func (e *ScanBlockedError) Error() string { return e.Err.Error() }
+
+// Unwrap is the rejection.
+func (e *ScanBlockedError) Unwrap() error { return e.Err }
 
 // Check is Validate that also reports whether the catalog already serves
 // these very bytes as the latest version published from key: dropping
@@ -57,7 +75,11 @@ func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artif
 	}
 	va := fromArtifact(a)
 	if r := va.judge(cfg, cfg.Touches(t.Kind, t.Listing, t.Name), key, t.Name); r != nil {
-		return nil, false, &artifact.Error{Code: r.Code, Entry: key, Msg: r.Message}
+		err := &artifact.Error{Code: r.Code, Entry: key, Msg: r.Message}
+		if r.scan != nil {
+			return nil, false, &ScanBlockedError{Err: err, Digest: r.Digest, Scan: *r.scan}
+		}
+		return nil, false, err
 	}
 	v := va.Version
 	v.SourceKey = key

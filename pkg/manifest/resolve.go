@@ -81,7 +81,9 @@ type Result struct {
 	// Entry and Version are the artifact to serve, for Bytes: the server
 	// reads the blob of Version.Digest, re-hashes it and serves it with
 	// Version.Format.ContentType(). Entry.Visibility tells whether the
-	// bytes may be cached publicly.
+	// bytes may be cached publicly. For Gone bytes they are the version
+	// taken out of service (whether it had a bundle tells a bundle's 410
+	// from a 404).
 	Entry   *catalog.Entry
 	Version *catalog.Version
 	// Err is the code and message of the JSON error body, for NotFound,
@@ -231,6 +233,7 @@ func (f *Feed) api(ctx context.Context, c *collection, segs []string, query url.
 		}
 		if v != nil && segs[2] == c.fileName(v) {
 			if g, gone := GoneResult(v); gone {
+				g.Entry, g.Version = e, v // for the bundle beside the bytes
 				return g, nil
 			}
 			return Result{Outcome: Bytes, Entry: e, Version: v}, nil

@@ -19,6 +19,7 @@ const (
 	EventRejected          = "agent_skill.rejected"
 	EventScanAllowed       = "agent_skill.scan_allowed"
 	EventWithdrawn         = "agent_skill.version_withdrawn"
+	EventRestored          = "agent_skill.version_restored"
 	EventConfigUnmatched   = "agent_skill.config_unmatched"
 	EventConfigIgnored     = "agent_skill.config_ignored"
 	EventCredentialRefused = "agent_skill.credential_refused"
@@ -81,6 +82,17 @@ type VersionWithdrawnEvent struct {
 	Digest    digest.Digest
 	Code      string
 	Reason    string
+	Source    string
+}
+
+// VersionRestoredEvent records that a version taken out of service is
+// back: its revocation lifted, or its bytes no longer blocked by the scan
+// under the policy and allows now in force. Code is why it had been gone.
+type VersionRestoredEvent struct {
+	SkillName string
+	Version   string
+	Digest    digest.Digest
+	Code      string
 	Source    string
 }
 
@@ -199,6 +211,17 @@ func (a *Auditor) VersionWithdrawn(ctx context.Context, e VersionWithdrawnEvent)
 		slog.String("digest", e.Digest.String()),
 		slog.String("code", e.Code),
 		slog.String("reason", e.Reason),
+		slog.String("source", e.Source),
+	)
+}
+
+// VersionRestored logs EventRestored.
+func (a *Auditor) VersionRestored(ctx context.Context, e VersionRestoredEvent) {
+	a.log(ctx, EventRestored,
+		slog.String("skill_name", e.SkillName),
+		slog.String("version", e.Version),
+		slog.String("digest", e.Digest.String()),
+		slog.String("code", e.Code),
 		slog.String("source", e.Source),
 	)
 }

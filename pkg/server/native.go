@@ -83,7 +83,10 @@ func (s *Server) serveNative(w http.ResponseWriter, r *http.Request, rq *request
 		nativeUnavailable(w, r, rq, err)
 		return
 	}
-	if bundle && (doc != nil || res.Outcome != manifest.Bytes) {
+	// A gone version's bundle is gone with it; one that never had a
+	// bundle has none to be gone.
+	goneBundle := res.Outcome == manifest.Gone && res.Version != nil && res.Version.Bundle != nil
+	if bundle && (doc != nil || res.Outcome != manifest.Bytes && !goneBundle) {
 		writeError(w, r, http.StatusNotFound, codeNotFound, "Not found.")
 		return
 	}

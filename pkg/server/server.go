@@ -401,7 +401,8 @@ func (s *Server) servePath(w http.ResponseWriter, r *http.Request, rq *request, 
 	}
 	e := v.ByPath(p, rq.caller)
 	if e == nil {
-		if g := v.GoneAt(r.URL.Path, rq.caller); g != nil && readMethod(w, r) {
+		// The bundle beside a gone artifact is gone with it, if it had one.
+		if g := v.GoneAt(p, rq.caller); g != nil && (!route.Bundle || g.LatestVersion().Bundle != nil) && readMethod(w, r) {
 			gone(w, r, g.LatestVersion())
 			return
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 )
 
 // Published is what a bucket publishes, as far as the config's names go.
@@ -15,6 +16,23 @@ type Published struct {
 	Skills    map[string]bool            // live top-level skills
 	Listings  map[string]map[string]bool // listing → its own live skills
 	Subagents map[string]bool            // live sub-agents
+	// Versions, when set, returns the versions of the live entries of
+	// that name (any kind or listing), for judging allow: and revoke:
+	// entries, which name versions by digest; nil when the versions are
+	// not known, and those entries are judged by name alone.
+	Versions func(name string) []PublishedVersion
+	// Current says Versions lists only the bytes each name has now (a
+	// local layout), not its history: a label or digest it lacks may be
+	// an older version's, so only a label with another digest is judged.
+	Current bool
+}
+
+// PublishedVersion is one version of a live entry.
+type PublishedVersion struct {
+	Kind    catalog.Kind
+	Listing string
+	Label   string
+	Digest  digest.Digest
 }
 
 func newPublished() Published {
@@ -39,12 +57,32 @@ func (p Published) add(kind catalog.Kind, listing, name string) {
 // config's own ones included.
 func PublishedIn(c *catalog.Catalog) Published {
 	p := newPublished()
+	byName := map[string][]*catalog.Entry{}
 	for _, m := range []map[string]*catalog.Entry{c.Skills, c.Subagents} {
 		for _, e := range m {
 			if e.LiveAsRead() {
 				p.add(e.Kind, e.Listing, e.Name)
+				byName[e.Name] = append(byName[e.Name], e)
 			}
 		}
+	}
+	// Histories are decoded only for the few names an allow or a
+	// revocation names.
+	p.Versions = func(name string) []PublishedVersion {
+		var out []PublishedVersion
+		for _, e := range byName[name] {
+			vs, err := e.History()
+			if err != nil { // judged by its latest version alone
+				vs = nil
+				if l := e.LatestVersion(); l != nil {
+					vs = []catalog.Version{*l}
+				}
+			}
+			for _, v := range vs {
+				out = append(out, PublishedVersion{Kind: e.Kind, Listing: e.Listing, Label: v.Label, Digest: v.Digest})
+			}
+		}
+		return out
 	}
 	return p
 }
@@ -109,12 +147,16 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 	for _, e := range c.Skills {
 		if !e.Defines() && !p.Skills[e.Name] {
 			add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Name: e.Name}, p.Skills, "skill", settings)
+			continue
 		}
+		out = append(out, p.unmatchedAllows(&e, "skill")...)
 	}
 	for _, e := range c.Subagents {
 		if !e.Defines() && !p.Subagents[e.Name] {
 			add(Unmatched{Field: e.Field, Kind: catalog.KindSubagent, Name: e.Name}, p.Subagents, "sub-agent", settings)
+			continue
 		}
+		out = append(out, p.unmatchedAllows(&e, "sub-agent")...)
 	}
 	for _, l := range c.Listings {
 		for i, name := range l.Refs {
@@ -127,10 +169,121 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 			if !e.Defines() && !p.Listings[l.Name][e.Name] {
 				add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Listing: l.Name, Name: e.Name}, p.Listings[l.Name],
 					"skill of listing "+l.Name, settings)
+				continue
 			}
+			out = append(out, p.unmatchedAllows(&e, "skill of listing "+l.Name)...)
 		}
 	}
+	return append(out, p.unmatchedRevocations(c.Revoke)...)
+}
+
+// unmatchedAllows are the allows of entry e (published under its name)
+// whose digest is that of no version of it: bytes never uploaded, or a
+// digest copied wrong. They are judged only when p knows the versions.
+func (p Published) unmatchedAllows(e *Entry, what string) []Unmatched {
+	if p.Versions == nil || p.Current || len(e.Allow) == 0 {
+		return nil
+	}
+	var mine []PublishedVersion
+	for _, v := range p.Versions(e.Name) {
+		if v.Kind == e.Kind && v.Listing == e.Listing {
+			mine = append(mine, v)
+		}
+	}
+	var out []Unmatched
+	for _, a := range e.Allow {
+		if slices.ContainsFunc(mine, func(v PublishedVersion) bool { return v.Digest.Equal(a.Digest) }) {
+			continue
+		}
+		out = append(out, Unmatched{Field: a.Field, Kind: e.Kind, Listing: e.Listing, Name: e.Name,
+			Message: fmt.Sprintf("%s: %s is the digest of no published version of %s %q%s; the allow applies to nothing until "+
+				"bytes with that digest are uploaded (the digest a scan_blocked rejection names)", a.Field, a.Digest, what, e.Name, versionList(mine))})
+	}
 	return out
+}
+
+// unmatchedRevocations are the revocations that name no published
+// version: a name nothing publishes, a label it has not, or a digest that
+// is not the label's (a revocation names the exact bytes). Without the
+// versions, only the name is judged.
+func (p Published) unmatchedRevocations(rs []Revocation) []Unmatched {
+	const consequence = "the revocation takes nothing out of service"
+	names := map[string]bool{}
+	for _, m := range []map[string]bool{p.Skills, p.Subagents} {
+		for n := range m {
+			names[n] = true
+		}
+	}
+	for _, l := range p.Listings {
+		for n := range l {
+			names[n] = true
+		}
+	}
+	var out []Unmatched
+	for _, r := range rs {
+		u := Unmatched{Field: r.Field, Name: r.Name}
+		if !names[r.Name] {
+			u.Suggestion = ClosestName(r.Name, names)
+			u.Message = fmt.Sprintf("%s: %q names no published skill or sub-agent", r.Field, r.Name)
+			if u.Suggestion != "" {
+				u.Message += fmt.Sprintf(" (did you mean %q?)", u.Suggestion)
+			}
+			out = append(out, withConsequence(u, consequence))
+			continue
+		}
+		if p.Versions == nil {
+			continue
+		}
+		vs := p.Versions(r.Name)
+		if len(vs) > 0 {
+			u.Kind, u.Listing = vs[0].Kind, vs[0].Listing
+		}
+		var labelled []PublishedVersion
+		for _, v := range vs {
+			if v.Label == r.Version {
+				labelled = append(labelled, v)
+			}
+		}
+		switch {
+		case slices.ContainsFunc(labelled, func(v PublishedVersion) bool { return v.Digest.Equal(r.Digest) }):
+			continue
+		case len(labelled) == 0 && p.Current:
+			continue
+		case len(labelled) == 0:
+			u.Message = fmt.Sprintf("%s: %q has no published version %q%s", r.Field, r.Name, r.Version, versionList(vs))
+		default:
+			u.Kind, u.Listing = labelled[0].Kind, labelled[0].Listing
+			u.Message = fmt.Sprintf("%s: version %q of %q has digest %s, not %s (a revocation names the exact bytes)",
+				r.Field, r.Version, r.Name, labelled[0].Digest, r.Digest)
+		}
+		out = append(out, withConsequence(u, consequence))
+	}
+	return out
+}
+
+func withConsequence(u Unmatched, consequence string) Unmatched {
+	u.Message += "; " + consequence
+	return u
+}
+
+// maxListed bounds the versions a message lists.
+const maxListed = 5
+
+// versionList names versions for a message, " (its versions: 1.0
+// sha256:…, …)", the newest last; "" for none.
+func versionList(vs []PublishedVersion) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(vs), maxListed)+1)
+	if len(vs) > maxListed {
+		parts = append(parts, "…")
+		vs = vs[len(vs)-maxListed:]
+	}
+	for _, v := range vs {
+		parts = append(parts, fmt.Sprintf("%q %s", v.Label, v.Digest))
+	}
+	return " (its versions: " + strings.Join(parts, ", ") + ")"
 }
 
 // elsewhere says where a name that is published under another kind or

@@ -1,0 +1,93 @@
+package indexer
+
+import (
+	"testing"
+
+	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
+)
+
+// testConfigChangeRejudgesScannedVersions: a new agent-skills.yaml puts
+// its policy in force on every version already scanned, from the findings
+// the catalog records, without an upload: a stricter threshold takes out
+// of service an older version whose source now holds other bytes, an
+// allow for its digest puts it back, removing the allow or the threshold
+// again does each in turn; a revocation lifted puts its version back. Each
+// version back is an audit event version_restored, each taken out one
+// version_withdrawn.
+func testConfigChangeRejudgesScannedVersions(t *testing.T, newEnv envMaker) {
+	e := newEnv(t)
+	v1 := []byte(skilltest.SkillMD("pathy", "1", "Sets a path.") + "\necho 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc\n")
+	v2 := []byte(skilltest.SkillMD("pathy", "2", "Sets nothing."))
+	e.drop("skills/pathy.md", v1)
+	e.drop("skills/pathy.md", v2) // the source holds v2 from now on
+	version := func(label string) *catalog.Version {
+		t.Helper()
+		sk := e.skill("pathy")
+		if err := sk.LoadHistory(); err != nil {
+			t.Fatal(err)
+		}
+		v := sk.Version(label)
+		if v == nil {
+			t.Fatalf("no version %s", label)
+		}
+		return v
+	}
+	nth := func(event string, i int) map[string]any {
+		if evs := e.events(event); i < len(evs) {
+			return evs[i]
+		}
+		return nil
+	}
+	counts := func() (withdrawn, restored int) {
+		return len(e.events(obs.EventWithdrawn)), len(e.events(obs.EventRestored))
+	}
+	step := func(what, config string, goneCode string, verdict scan.Verdict, withdrawn, restored int) {
+		t.Helper()
+		e.drop(skillsconfig.Key, []byte(config))
+		v := version("1")
+		switch {
+		case goneCode == "" && v.Gone != nil:
+			t.Errorf("%s: version 1 is gone (%s: %s)", what, v.Gone.Code, v.Gone.Reason)
+		case goneCode != "" && (v.Gone == nil || v.Gone.Code != goneCode):
+			t.Errorf("%s: version 1 is %+v, want gone %s", what, v.Gone, goneCode)
+		}
+		if v.Scan == nil || v.Scan.Verdict != verdict {
+			t.Errorf("%s: version 1's scan %+v, want %s", what, v.Scan, verdict)
+		}
+		if w, r := counts(); w != withdrawn || r != restored {
+			t.Errorf("%s: %d version_withdrawn and %d version_restored events, want %d and %d", what, w, r, withdrawn, restored)
+		}
+		if sk := e.skill("pathy"); sk.Latest != "2" || !sk.Served() {
+			t.Errorf("%s: latest %s, served %v", what, sk.Latest, sk.Served())
+		}
+	}
+	allow := "skills:\n  - name: pathy\n    allow:\n      - digest: " + digest.Of(v1).String() +
+		"\n        rules: [persistence.shell-rc]\n        reason: we ship this PATH line\n"
+	step("a stricter threshold", "version: 1\nscan:\n  block: medium\n", catalog.GoneScanBlocked, scan.Block, 1, 0)
+	if g := nth(obs.EventWithdrawn, 0); g["version"] != "1" || g["code"] != catalog.GoneScanBlocked {
+		t.Errorf("version_withdrawn: %v", g)
+	}
+	step("an allow for its digest", "version: 1\nscan:\n  block: medium\n"+allow, "", scan.Warn, 1, 1)
+	if r := nth(obs.EventRestored, 0); r["skill_name"] != "pathy" || r["version"] != "1" || r["digest"] != digest.Of(v1).String() ||
+		r["code"] != catalog.GoneScanBlocked {
+		t.Errorf("version_restored: %v", r)
+	}
+	if a := version("1").Scan.Allowed; len(a) != 1 || a[0].Rule != "persistence.shell-rc" {
+		t.Errorf("the allow is not recorded: %+v", a)
+	}
+	step("the allow removed", "version: 1\nscan:\n  block: medium\n", catalog.GoneScanBlocked, scan.Block, 2, 1)
+	step("the default threshold again", "version: 1\n", "", scan.Warn, 2, 2)
+	revoke := "version: 1\nrevoke:\n  - name: pathy\n    version: \"1\"\n    digest: " + digest.Of(v1).String() + "\n    reason: r\n"
+	step("revoked", revoke, catalog.GoneRevoked, scan.Warn, 3, 2)
+	// A stricter threshold leaves a revoked version revoked.
+	step("revoked, stricter", revoke+"scan:\n  block: medium\n", catalog.GoneRevoked, scan.Warn, 3, 2)
+	step("the revocation lifted", "version: 1\n", "", scan.Warn, 3, 3)
+	if r := nth(obs.EventRestored, 2); r["version"] != "1" || r["code"] != catalog.GoneRevoked {
+		t.Errorf("version_restored of the revocation: %v", r)
+	}
+}
