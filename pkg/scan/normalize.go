@@ -269,6 +269,18 @@ var confusable = map[rune]byte{
 	'‐': '-', '‑': '-', '‒': '-', '–': '-', '—': '-', '−': '-', '⁄': '/', '∕': '/', '｜': '|', '¦': '|',
 }
 
+// earliest is the smallest of the places in next that are not -1 (none
+// left), or -1 when every one is.
+func earliest(next []int) int {
+	at := -1
+	for _, n := range next {
+		if n >= 0 && (at < 0 || n < at) {
+			at = n
+		}
+	}
+	return at
+}
+
 // decomment returns the lines of a view that hold comment noise (an HTML
 // or C block comment, an empty quote pair: ” or ""), with it taken out, so
 // that a payload broken up by it reads whole; nil when there are none.
@@ -282,12 +294,7 @@ func decomment(v *view) *view {
 		next[k] = indexFrom(t, 0, m)
 	}
 	for {
-		at := -1
-		for _, n := range next {
-			if n >= 0 && (at < 0 || n < at) {
-				at = n
-			}
-		}
+		at := earliest(next[:])
 		if at < 0 {
 			break
 		}

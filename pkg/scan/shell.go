@@ -31,12 +31,7 @@ func shellView(v *view) *view {
 		next[k] = indexByteFrom(t, 0, c)
 	}
 	for {
-		at := -1
-		for _, n := range next {
-			if n >= 0 && (at < 0 || n < at) {
-				at = n
-			}
-		}
+		at := earliest(next[:])
 		if at < 0 {
 			break
 		}
