@@ -49,8 +49,8 @@ func VariationSelector(r rune) bool { return unicode.Is(unicode.Variation_Select
 // HiddenAt returns the byte index of the first character of s that hides
 // text, and that character, or -1 and 0 when none does: an Invisible or
 // Blank one, or a variation selector other than one U+FE0E or U+FE0F
-// (text or emoji presentation) directly after a visible base character (a
-// letter, digit, symbol or punctuation mark). The variation selectors are
+// (text or emoji presentation) directly after a character that has those
+// presentations (takesVariation). The variation selectors are
 // 256 invisible values, so a run of them after one character is a byte
 // each of text that shows as that character alone: "ignore previous
 // instructions" fits after an emoji. The ideographic selectors
@@ -63,7 +63,8 @@ func HiddenAt(s string) (int, rune) {
 		case Invisible(r), Blank(r):
 			return i, r
 		case VariationSelector(r):
-			if (r != 0xfe0e && r != 0xfe0f) || !takesVariation(prev) {
+			next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+			if (r != 0xfe0e && r != 0xfe0f) || !takesVariation(prev, next) {
 				return i, r
 			}
 		}
@@ -72,11 +73,26 @@ func HiddenAt(s string) (int, rune) {
 	return -1, 0
 }
 
-// takesVariation reports whether a presentation selector may follow r: a
-// visible base character, not a space, a mark, a selector or nothing.
-func takesVariation(r rune) bool {
-	return r != 0 && (unicode.In(r, unicode.L, unicode.N, unicode.S, unicode.P))
+// takesVariation reports whether a presentation selector may follow r
+// (next being the character after the selector): a symbol (the emoji and
+// the other characters with a text and an emoji form are symbols, but
+// for the few listed in presentable), or a digit, '#' or '*' starting a
+// keycap (the selector followed by U+20E3). Not after a letter, a space,
+// a mark, a selector or nothing: alternating U+FE0E and U+FE0F after
+// ordinary letters would carry a hidden bit each.
+func takesVariation(r, next rune) bool {
+	switch {
+	case unicode.Is(unicode.S, r), presentable[r]:
+		return true
+	case (r >= '0' && r <= '9') || r == '#' || r == '*':
+		return next == 0x20e3
+	}
+	return false
 }
+
+// presentable are the characters with an emoji presentation that are not
+// symbols: ‼ ⁉ ℹ 〰 〽.
+var presentable = map[rune]bool{0x203c: true, 0x2049: true, 0x2139: true, 0x3030: true, 0x303d: true}
 
 // Control reports whether r is a control character other than the tab and
 // the line feed prose may hold: the other C0 controls (a carriage return

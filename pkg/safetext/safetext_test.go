@@ -101,6 +101,13 @@ func TestHiddenAt(t *testing.T) {
 		"halfwidth\uffa0filler":        len("halfwidth"),
 		"zero\u200bwidth":              len("zero"),
 		"tag\U000e0041":                len("tag"),
+		// A selector after an ordinary letter or a digit that starts no
+		// keycap is a hidden bit: F\ufe0eo\ufe0f… alternates them.
+		"F\ufe0eo\ufe0frmats": len("F"),
+		"a\ufe0f":             len("a"),
+		"digit 1\ufe0f alone": len("digit 1"),
+		"double \u203c\ufe0f": -1, // a punctuation mark with an emoji form
+		"info \u2139\ufe0f":   -1,
 	} {
 		if got, _ := HiddenAt(in); got != want {
 			t.Errorf("HiddenAt(%q) = %d, want %d", in, got, want)
