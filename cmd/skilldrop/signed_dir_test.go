@@ -52,6 +52,23 @@ func TestPublishWithdrawRefuseASignedDirWithoutTheKey(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(bucket, "skills", "old.md")); err != nil {
 		t.Fatalf("withdraw refused, yet skills/old.md is gone: %v", err)
 	}
+	// Another key: refused as well, before anything changes, so that a
+	// wrong key file does not rotate the catalog's key as a side effect.
+	other := writeSigningKey(t)
+	code, out, errOut = builtRun(t, work, "publish", "--dir", bucket, "--signing-key", other, "new.md")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "skilldrop reindex --dir DIR --signing-key FILE") || !strings.Contains(errOut, "nothing was uploaded") {
+		t.Fatalf("publish to a signed dir with another key: exit %d, %q %q; want exit 2 and how to rotate", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(bucket, "skills", "new.md")); !os.IsNotExist(err) {
+		t.Fatalf("publish with another key refused, yet wrote skills/new.md: %v", err)
+	}
+	code, out, errOut = builtRun(t, work, "withdraw", "--dir", bucket, "--signing-key", other, "old")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "nothing was deleted") {
+		t.Fatalf("withdraw from a signed dir with another key: exit %d, %q %q; want exit 2", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(bucket, "skills", "old.md")); err != nil {
+		t.Fatalf("withdraw with another key refused, yet skills/old.md is gone: %v", err)
+	}
 	if code, out, errOut := builtRun(t, work, "publish", "--dir", bucket, "--signing-key", key, "new.md"); code != exitOK || !strings.HasPrefix(out, "published skills/new.md new ") {
 		t.Fatalf("publish --signing-key: exit %d, %q %q", code, out, errOut)
 	}

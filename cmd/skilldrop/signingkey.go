@@ -49,7 +49,10 @@ func dirSigner(name string, tg *target, load func() (signing.Signer, error), std
 // the command has no --signing-key: indexing the change would then fail
 // with the source already changed, so that `serve` publishes what the
 // command said it could not. ok is false (with the exit status) when the
-// command must stop; nothing has been changed then.
+// command must stop; nothing has been changed then. A --signing-key other
+// than the catalog's is refused alike: publish and withdraw change one
+// skill, and would otherwise rotate the catalog's key as a side effect
+// (reindex --signing-key is the deliberate way to).
 func refuseUnsigned(ctx context.Context, name string, tg *target, ix *indexer.Indexer, st store.Store, did string, stderr io.Writer) (code int, ok bool) {
 	if tg.dir == "" {
 		return exitOK, true // a bucket's indexer signs
@@ -63,7 +66,14 @@ func refuseUnsigned(ctx context.Context, name string, tg *target, ix *indexer.In
 		return exitFailure, false
 	}
 	if ix.CanWrite(c) == nil {
-		return exitOK, true
+		cur := c.Signing.CurrentKey()
+		if ix.KeyID() == "" || cur == nil || cur.ID == ix.KeyID() {
+			return exitOK, true
+		}
+		printf(stderr, "%s: %s's catalog is signed with key %s, and --signing-key is key %s: give the catalog's key; "+
+			"to move the catalog to a new key, run skilldrop reindex --dir DIR --signing-key FILE; nothing was %s\n",
+			name, printable(tg.dir), cur.ID, ix.KeyID(), did)
+		return exitUsage, false
 	}
 	printf(stderr, "%s: %s's catalog is signed (key %s), so it is written only with that key: add --signing-key FILE "+
 		"(make run's is .run/signing-key.pem); nothing was %s\n", name, printable(tg.dir), c.Signing.CurrentKey().ID, did)

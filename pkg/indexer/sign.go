@@ -54,6 +54,14 @@ func (ix *Indexer) CanWrite(c *catalog.Catalog) error {
 	return nil
 }
 
+// KeyID is the id of the indexer's signing key, "" without one.
+func (ix *Indexer) KeyID() string {
+	if ix.key == nil {
+		return ""
+	}
+	return ix.key.id
+}
+
 // signingKey is an indexer's signer with its public forms, computed once.
 type signingKey struct {
 	signer signing.Signer
