@@ -154,6 +154,10 @@ const (
 	// CatalogListings is /catalog/listings/, the parent of the listings'
 	// pages: the list, whose filter names the visible listings, answers it.
 	CatalogListings
+	// CatalogListingNoSlash is /catalog/listings/<listing>, a listing's
+	// page without its slash: answered by a redirect to the page, whatever
+	// the listing (so it says nothing of which exist).
+	CatalogListingNoSlash
 )
 
 // ParseCatalog says which web catalog page an origin-root-absolute path
@@ -180,6 +184,8 @@ func ParseCatalog(path string) CatalogPage {
 		return CatalogPage{Kind: CatalogSkillPage, Name: segs[1]}
 	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(catalogSubagents, Catalog) && one(segs[1]):
 		return CatalogPage{Kind: CatalogSubagentPage, Name: segs[1]}
+	case len(segs) == 2 && segs[0]+"/" == strings.TrimPrefix(catalogListings, Catalog) && one(segs[1]):
+		return CatalogPage{Kind: CatalogListingNoSlash, Listing: segs[1]}
 	case len(segs) == 3 && segs[0]+"/" == strings.TrimPrefix(catalogListings, Catalog) && one(segs[1]) && segs[2] == "":
 		return CatalogPage{Kind: CatalogListingPage, Listing: segs[1]}
 	case len(segs) == 4 && segs[0]+"/" == strings.TrimPrefix(catalogListings, Catalog) && one(segs[1]) &&

@@ -253,6 +253,7 @@ func TestCatalogPaths(t *testing.T) {
 		{CatalogSubagent("reviewer"), CatalogPage{Kind: CatalogSubagentPage, Name: "reviewer"}},
 		{CatalogListing("partner-a"), CatalogPage{Kind: CatalogListingPage, Listing: "partner-a"}},
 		{"/catalog/listings/", CatalogPage{Kind: CatalogListings}},
+		{"/catalog/listings/a", CatalogPage{Kind: CatalogListingNoSlash, Listing: "a"}},
 	} {
 		if got := ParseCatalog(tc.path); got != tc.want {
 			t.Errorf("ParseCatalog(%q) = %+v; want %+v", tc.path, got, tc.want)
@@ -262,7 +263,7 @@ func TestCatalogPaths(t *testing.T) {
 		}
 	}
 	for _, p := range []string{
-		"/catalog", "/catalog/listing/", "/catalog/skills/", "/catalog/skills/x/", "/catalog/skills/x/y", "/catalog/listings/a",
+		"/catalog", "/catalog/listing/", "/catalog/skills/", "/catalog/skills/x/", "/catalog/skills/x/y",
 		"/catalog/listings//", "/catalog/listings/a/skills/", "/catalog/listings/a/b/c", "/catalog/assets/",
 		"/catalog/subagents/", "/catalog/sign-in/", "/catalog/other", "/catalog/catalog.json", "/skills/x",
 	} {

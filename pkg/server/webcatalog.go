@@ -107,6 +107,13 @@ func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, rq *reques
 	case routes.CatalogListings: // the list's filter names the listings the caller may see
 		h.Set("Cache-Control", ccNoStore)
 		http.Redirect(w, r, routes.Catalog, http.StatusFound)
+	case routes.CatalogListingNoSlash: // to the listing's page, hidden or missing alike (which then answers 404)
+		h.Set("Cache-Control", ccNoStore)
+		to := routes.CatalogListing(page.Listing)
+		if r.URL.RawQuery != "" {
+			to += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, to, http.StatusFound)
 	case routes.CatalogSignOutPage:
 		if rq.keyID != "" {
 			rq.log.Info("web session ended", "key_id", rq.keyID)

@@ -703,6 +703,14 @@ func TestCatalogNavigation(t *testing.T) {
 			t.Errorf("%s: %d to %q; want 302 to /catalog/", p, w.Code, w.Header().Get("Location"))
 		}
 	}
+	// A listing's page without its slash: the same redirect for a visible,
+	// a hidden and a missing listing, so it tells nothing of which exist.
+	for _, l := range []string{"partner-a", "hidden", "no-such-listing"} {
+		w := h.do(http.MethodGet, "/catalog/listings/"+l+"?kind=skill", html)
+		if w.Code != http.StatusFound || w.Header().Get("Location") != "/catalog/listings/"+l+"/?kind=skill" {
+			t.Errorf("/catalog/listings/%s: %d to %q; want 302 to its page", l, w.Code, w.Header().Get("Location"))
+		}
+	}
 	if w := h.do(http.MethodGet, "/catalog"); w.Code != http.StatusNotFound || w.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("/catalog for a JSON client: %d %s", w.Code, w.Header().Get("Content-Type"))
 	}
