@@ -221,8 +221,9 @@ func validateFolder(dir string, subagent bool, lim archive.Limits) validation {
 		v := rejected(dir, err)
 		if _, laidOut := layoutKeys(dir); laidOut && v.Code == archive.CodeMissingSkillMD {
 			v.Message += fmt.Sprintf("; %s is laid out like a bucket (it holds skills/, listings/ or subagents/), not a skill folder: "+
-				"validate %s, or the skill folders and files in it (skilldrop validate %s)", dir, filepath.Join(dir, artifact.ConfigKey),
-				filepath.Join(dir, filepath.FromSlash(artifact.SkillsPrefix), "*"))
+				"validate %s, or the skill folders and files in it (skilldrop validate %s) and its sub-agents (skilldrop validate --subagent %s)",
+				dir, filepath.Join(dir, artifact.ConfigKey), filepath.Join(dir, filepath.FromSlash(artifact.SkillsPrefix), "*"),
+				filepath.Join(dir, filepath.FromSlash(artifact.SubagentsPrefix), "*"))
 		}
 		return v
 	}

@@ -51,8 +51,10 @@ func TestValidateRefusesAConfigThatSaysLess(t *testing.T) {
 		"null":             {"null\n", "invalid_config: the config is empty"},
 		"{}":               {"{}\n", "invalid_config: the config is empty"},
 		"no version":       {strings.TrimPrefix(hide, "version: 1\n"), "invalid_config: version: is required"},
-		`version "1"`:      {strings.Replace(hide, "version: 1", `version: "1"`, 1), `invalid_config: version: must be the number 1 (line 1 holds "1"): write ` + "`version: 1`"},
+		`version "1"`:      {strings.Replace(hide, "version: 1", `version: "1"`, 1), `invalid_config: version: must be the number 1 (line 1 holds "1"): write ` + "`version: 1`, without quotes"},
 		"version 1.0":      {strings.Replace(hide, "version: 1", "version: 1.0", 1), "invalid_config: version: must be the number 1"},
+		"version 01":       {strings.Replace(hide, "version: 1", "version: 01", 1), `invalid_config: version: must be the number 1 (line 1 holds "01"): write ` + "`version: 1`\n"},
+		"version 0x1":      {strings.Replace(hide, "version: 1", "version: 0x1", 1), "invalid_config: version: must be the number 1"},
 		"version 2":        {strings.Replace(hide, "version: 1", "version: 2", 1), "invalid_config: version: 2 is not supported"},
 		"visibility ~":     {strings.Replace(hide, "authenticated", "~", 1), "invalid_config: skills[0].visibility: line 4: visibility has no value"},
 		`visibility ""`:    {strings.Replace(hide, "authenticated", `""`, 1), "invalid_config: skills[0].visibility: line 4: visibility is empty"},
@@ -164,7 +166,8 @@ func TestValidateOfABucketRootSaysSo(t *testing.T) {
 	}
 	code, out, errOut := builtRun(t, dir, "validate", dir+"/")
 	if code != exitFailure || !strings.Contains(out, "missing_skill_md") || !strings.Contains(out, "is laid out like a bucket") ||
-		!strings.Contains(out, filepath.Join(dir, "agent-skills.yaml")) || !strings.Contains(out, "skilldrop validate "+filepath.Join(dir, "skills", "*")) {
+		!strings.Contains(out, filepath.Join(dir, "agent-skills.yaml")) || !strings.Contains(out, "skilldrop validate "+filepath.Join(dir, "skills", "*")) ||
+		!strings.Contains(out, "skilldrop validate --subagent "+filepath.Join(dir, "subagents", "*")) {
 		t.Fatalf("validate of a bucket root: exit %d, %q %q; want missing_skill_md and the hint", code, out, errOut)
 	}
 	plain := t.TempDir()

@@ -262,8 +262,14 @@ type configVersion int
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (v *configVersion) UnmarshalYAML(n *yaml.Node) error {
 	var i int
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
-		return fail("version", "must be the number 1 (line %d holds %s): write `version: 1`, without quotes", n.Line, clip(strconv.Quote(n.Value)))
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil || n.Value != strconv.Itoa(i) {
+		// A plain decimal only: 01, 0x1 and 0o1 are YAML integers too, but
+		// not the version as anyone would write it.
+		how := ""
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			how = ", without quotes"
+		}
+		return fail("version", "must be the number 1 (line %d holds %s): write `version: 1`%s", n.Line, clip(strconv.Quote(n.Value)), how)
 	}
 	*v = configVersion(i)
 	return nil
