@@ -117,3 +117,18 @@ func WriteFiles(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// VariationSelectors spells s in variation selectors, one a byte (U+FE00+b
+// below 16, U+E0100+b-16 from 16): text that shows as nothing after the
+// character before it, the way hidden instructions are smuggled.
+func VariationSelectors(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if c < 16 {
+			b.WriteRune(0xFE00 + rune(c))
+		} else {
+			b.WriteRune(0xE0100 + rune(c) - 16)
+		}
+	}
+	return b.String()
+}
