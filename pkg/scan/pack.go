@@ -49,6 +49,9 @@ type Rule struct {
 // escapes are a pattern's escapes, whose letters say nothing of its case.
 var escapes = regexp.MustCompile(`\\[a-zA-Z]`)
 
+// flagGroup is a group that sets flags for the rest of its group ("(?i)").
+var flagGroup = regexp.MustCompile(`\(\?[a-zA-Z-]+\)`)
+
 // matcher is what one keyword of a rule runs where it is found: the
 // alternatives of the rule's pattern that can start with the keyword, so
 // that a frequent keyword never pays for the others.
@@ -64,22 +67,25 @@ func matchers(r *Rule) (map[string]matcher, error) {
 	if r.Pattern == "" {
 		return nil, nil
 	}
-	re, err := syntax.Parse(r.Pattern, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	alts := []*syntax.Regexp{re}
-	if re.Op == syntax.OpAlternate {
-		alts = re.Sub
+	alts := alternatives(r.Pattern)
+	starts := make([][]string, len(alts))
+	free := make([]bool, len(alts))
+	for i, a := range alts {
+		re, err := syntax.Parse(a, syntax.Perl)
+		if err != nil {
+			return nil, err
+		}
+		starts[i], free[i] = firstLiterals(re)
+		free[i] = !free[i]
 	}
 	out := map[string]matcher{}
 	for _, k := range r.Keywords {
 		var mine []string
-		for _, a := range alts {
-			if starts, ok := firstLiterals(a); !ok || slices.ContainsFunc(starts, func(l string) bool {
+		for i, a := range alts {
+			if free[i] || slices.ContainsFunc(starts[i], func(l string) bool {
 				return strings.HasPrefix(l, k) || strings.HasPrefix(k, l)
 			}) {
-				mine = append(mine, a.String())
+				mine = append(mine, a)
 			}
 		}
 		if len(mine) == 0 {
@@ -93,6 +99,79 @@ func matchers(r *Rule) (map[string]matcher, error) {
 		out[k] = matcher{rule: r, re: cre}
 	}
 	return out, nil
+}
+
+// alternatives splits a pattern, as written, into its top-level
+// alternatives, looking inside a group that holds all of it ("(a|b)"):
+// the text of each, so that no alternative is printed back from its parse
+// (which is slow for large classes, and a pack has hundreds).
+func alternatives(pattern string) []string {
+	if flagGroup.MatchString(pattern) || strings.Contains(pattern, `\Q`) {
+		// Flags that hold to the end of the group, or quoted text, are
+		// not split: the pattern is one alternative.
+		return []string{pattern}
+	}
+	for {
+		inner, ok := strings.CutPrefix(pattern, "(?:")
+		if !ok && strings.HasPrefix(pattern, "(") && !strings.HasPrefix(pattern, "(?") {
+			inner, ok = pattern[1:], true
+		}
+		if !ok || !strings.HasSuffix(inner, ")") {
+			break
+		}
+		inner = inner[:len(inner)-1]
+		if cuts(inner, true) == nil {
+			break // the first group closes before the end: "(a)|(b)"
+		}
+		pattern = inner
+	}
+	var out []string
+	from := 0
+	for _, i := range cuts(pattern, false) {
+		out = append(out, pattern[from:i])
+		from = i + 1
+	}
+	return append(out, pattern[from:])
+}
+
+// cuts returns the offsets of the top-level "|" of a pattern; with
+// balanced set, it returns nil if a group closes that did not open in it,
+// and a non-nil slice otherwise.
+func cuts(pattern string, balanced bool) []int {
+	out := []int{}
+	depth := 0
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case '[':
+			// A class ends at the first ] that is not its first member.
+			i++
+			if i < len(pattern) && pattern[i] == '^' {
+				i++
+			}
+			if i < len(pattern) && pattern[i] == ']' {
+				i++
+			}
+			for i < len(pattern) && pattern[i] != ']' {
+				if pattern[i] == '\\' {
+					i++
+				}
+				i++
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 && balanced {
+				return nil
+			}
+		case '|':
+			if depth == 0 {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // firstLiterals are the lowercase literals a match of re must start with;
