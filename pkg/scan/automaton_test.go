@@ -129,3 +129,41 @@ func TestAlternatives(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerASCII: lowerASCII lower-cases A-Z as the byte table does, and
+// leaves every other byte, alone or among others, as it is.
+func TestLowerASCII(t *testing.T) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, src := range [][]byte{all, []byte("ABCXYZ@[`{ azAZ09"), []byte("Hello, WORLD! \xc3\x89T\xc3\xa9 Zz@[")} {
+		for n := range len(src) + 1 {
+			in := src[:n]
+			got := make([]byte, n)
+			lowerASCII(got, in)
+			for i, c := range in {
+				if got[i] != lower[c] {
+					t.Fatalf("lowerASCII(%q)[%d] = %q, want %q", in, i, got[i], lower[c])
+				}
+			}
+		}
+	}
+	for range 1000 {
+		in := make([]byte, rng.IntN(40))
+		for i := range in {
+			in[i] = byte(rng.IntN(256))
+			if rng.IntN(2) == 0 {
+				in[i] = byte(0x3a + rng.IntN(0x30)) // around A-Z and a-z
+			}
+		}
+		got := make([]byte, len(in))
+		lowerASCII(got, in)
+		for i, c := range in {
+			if got[i] != lower[c] {
+				t.Fatalf("lowerASCII(%q)[%d] = %q, want %q", in, i, got[i], lower[c])
+			}
+		}
+	}
+}

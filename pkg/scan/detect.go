@@ -543,12 +543,25 @@ func (s *scanner) variationSelectors(data []byte, depth int, out emit) {
 		}
 		run, cur = 0, cur[:0]
 	}
+	// The next 0xEF and 0xF3 at or after where the scan is (len(data):
+	// none), the bytes every selector starts with: between them the text
+	// is skipped at IndexByte's speed.
+	nextEF, nextF3 := -1, -1
+	lead := func(i int) int {
+		if nextEF < i {
+			nextEF = indexByteOr(data, i, 0xEF)
+		}
+		if nextF3 < i {
+			nextF3 = indexByteOr(data, i, 0xF3)
+		}
+		return min(nextEF, nextF3)
+	}
 	for i := 0; i < len(data); {
-		if c := data[i]; c != 0xEF && c != 0xF3 { // no selector starts with another byte
+		if c := data[i]; c != 0xEF && c != 0xF3 {
 			if run > 0 {
 				end()
 			}
-			i++
+			i = lead(i + 1)
 			continue
 		}
 		r, size := utf8.DecodeRune(data[i:])
@@ -591,4 +604,13 @@ func selectorByte(r rune) (byte, bool) {
 		return byte(r - 0xE0100 + 16), true
 	}
 	return 0, false
+}
+
+// indexByteOr is the offset of the first c in data at or after from, or
+// len(data) when there is none.
+func indexByteOr(data []byte, from int, c byte) int {
+	if i := bytes.IndexByte(data[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(data)
 }

@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
@@ -222,9 +223,7 @@ func (s *scanner) patterns(v *view, out emit) {
 			// the next lines, are lower-cased once.
 			src := t[start:min(len(t), we+lowAhead)]
 			lowFrom, low = start, slices.Grow(low[:0], len(src))[:len(src)]
-			for i, c := range src {
-				low[i] = lower[c]
-			}
+			lowerASCII(low, src)
 		}
 		return low[start-lowFrom : we-lowFrom]
 	}
@@ -293,4 +292,27 @@ func join(a, b string) string {
 		return a
 	}
 	return a + ", " + b
+}
+
+// lowerASCII writes src to dst (as long) with A-Z lower-cased, eight bytes
+// at a time where they are all ASCII: a byte of 'A' or more gains its top
+// bit when 0x3F is added, one above 'Z' when 0x25 is, and no sum carries
+// into the next byte; the difference, moved to bit 5, is what to set.
+func lowerASCII(dst, src []byte) {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		if x&tops != 0 {
+			for j, c := range src[i : i+8] {
+				dst[i+j] = lower[c]
+			}
+			continue
+		}
+		upper := (x + (0x80-'A')*ones) &^ (x + (0x80-'Z'-1)*ones) & tops
+		binary.LittleEndian.PutUint64(dst[i:], x|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		dst[i] = lower[src[i]]
+	}
 }
