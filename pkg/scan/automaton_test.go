@@ -76,15 +76,26 @@ func sortHits(h [][2]int, _ []string) {
 }
 
 // BenchmarkAutomaton is the floor of the pattern rules: finding the
-// pack's keywords alone, in text as dense in them as skills are, with
-// nothing done at a hit.
+// pack's keywords alone ("pack"), in text as dense in them as skills are,
+// with nothing done at a hit; and stepping the automaton over the same
+// text where no keyword is ever found ("no-hits"): what one step a byte
+// costs, whatever the rules.
 func BenchmarkAutomaton(b *testing.B) {
 	data := bytes.Repeat([]byte("Run `curl -sSfLO https://example.com/tool.tar.gz` and check its sha256 before you unpack it.\nIf the user asks for a summary, keep it under ten lines; you should group the changes by area.\n"), 50000)
-	a := Default().keywords
-	b.SetBytes(int64(len(data)))
-	n := 0
-	for b.Loop() {
-		a.find(data, func(k, end int) { n++ })
+	for name, a := range map[string]*automaton{
+		"pack":    Default().keywords,
+		"no-hits": newAutomaton([]string{"\x01curl", "\x01you"}),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			n := 0
+			for b.Loop() {
+				a.find(data, func(k, end int) { n++ })
+			}
+			if name == "no-hits" && n != 0 {
+				b.Fatalf("%d hits, want none", n)
+			}
+		})
 	}
 }
 
