@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
@@ -14,9 +15,11 @@ const CodeRevoked = "revoked"
 
 // applyRevocations puts the revocations of cfg in force on c: a version
 // cfg revokes (name, label and digest) is gone, with the operator's
-// reason; one no longer revoked is back in service. Every entry of the
-// name is looked at, in every listing and the sub-agents. It is pure, as
-// apply is.
+// reason; one no longer revoked is back in service, unless cfg's scan
+// policy and allows now block it, when it stays gone, as scan_blocked (a
+// config that lifts a revocation and an allow at once). Every entry of
+// the name is looked at, in every listing and the sub-agents. It is pure,
+// as apply is.
 func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Config, p *plan) error {
 	for _, g := range append([]catalog.GoneVersion(nil), c.Gone...) {
 		if g.Code != catalog.GoneRevoked || cfg.Revokes(g.Name, g.Version, g.Digest) != nil {
@@ -26,8 +29,27 @@ func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Confi
 		if err != nil {
 			return err
 		}
-		if v != nil {
+		if v == nil {
+			continue
+		}
+		if v.Scan == nil {
 			d.restore(c, e, v)
+			continue
+		}
+		// Judged as rejudge would, before it is back: what it publishes
+		// carries the allows in force now, and what blocks stays gone.
+		pol := cfg.Policy()
+		res := pol.Judge(scan.Report{Engine: v.Scan.Engine, Findings: v.Scan.Findings}, cfg.Touches(e.Kind, e.Listing, e.Name).Allows(v.Digest))
+		v.Scan, d.changed = &res, true
+		if res.Verdict != scan.Block {
+			d.restore(c, e, v)
+			continue
+		}
+		blocking := res.Blocking(pol)
+		reason := fmt.Sprintf("blocked by the content scan (%s): %s", res.Engine, scan.Summary(blocking, 10))
+		ch := changeOf(e, v)
+		if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
+			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
 		}
 	}
 	if cfg == nil {

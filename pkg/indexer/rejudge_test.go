@@ -90,4 +90,23 @@ func testConfigChangeRejudgesScannedVersions(t *testing.T, newEnv envMaker) {
 	if r := nth(obs.EventRestored, 2); r["version"] != "1" || r["code"] != catalog.GoneRevoked {
 		t.Errorf("version_restored of the revocation: %v", r)
 	}
+	// A revocation lifted with the allow that let the version pass, under
+	// a threshold that blocks it: it stays gone, now as scan_blocked, and
+	// nothing says it was restored or allowed.
+	step("revoked and allowed, stricter", revoke+"scan:\n  block: medium\n"+allow, catalog.GoneRevoked, scan.Warn, 4, 3)
+	allowed := len(e.events(obs.EventScanAllowed))
+	step("the revocation and the allow lifted at once", "version: 1\nscan:\n  block: medium\n", catalog.GoneScanBlocked, scan.Block, 5, 3)
+	if g := nth(obs.EventWithdrawn, 4); g["version"] != "1" || g["code"] != catalog.GoneScanBlocked {
+		t.Errorf("version_withdrawn of the lifted revocation: %v", g)
+	}
+	if n := len(e.events(obs.EventScanAllowed)); n != allowed {
+		t.Errorf("%d scan_allowed events for an allow no longer in force", n-allowed)
+	}
+	// Lifted with the allow kept: back in service, as a warning, the
+	// allow recorded and used.
+	step("revoked again", revoke+"scan:\n  block: medium\n"+allow, catalog.GoneRevoked, scan.Block, 6, 3)
+	step("lifted, the allow kept", "version: 1\nscan:\n  block: medium\n"+allow, "", scan.Warn, 6, 4)
+	if n := len(e.events(obs.EventScanAllowed)); n != allowed+1 {
+		t.Errorf("%d scan_allowed events for the allow used, want 1", n-allowed)
+	}
 }
