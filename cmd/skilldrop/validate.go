@@ -332,6 +332,7 @@ func validateConfig(p string) validation {
 		return rejected(p, err)
 	}
 	v := validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
+	v.Warnings = cfg.RuleWarnings(scan.Default())
 	if siblings, err := os.ReadDir(filepath.Dir(p)); err == nil {
 		for _, f := range siblings {
 			if !f.IsDir() && skillsconfig.IsStray(f.Name()) {

@@ -25,8 +25,8 @@ type recorder struct {
 	// with judged: none); they replace the config key's warnings.
 	unmatched []skillsconfig.Unmatched
 	judged    bool
-	// gates are the config's GateWarnings, judged with unmatched; they
-	// join the config key's warnings.
+	// gates are the config's GateWarnings and RuleWarnings, judged with
+	// unmatched; they join the config key's warnings.
 	gates []string
 	// strays are the keys at the bucket's root meant as the config but
 	// never read as one (StrayConfigs), with strayed: looked for; they
@@ -182,7 +182,7 @@ func (r *recorder) judgeConfig(cat *catalog.Catalog, res *Result, full bool) {
 	}
 	published := skillsconfig.PublishedIn(cat)
 	r.unmatched, r.judged = r.cfg.Unmatched(published), true
-	r.gates = r.cfg.GateWarnings(published, cat.DefaultVisibility)
+	r.gates = append(r.cfg.GateWarnings(published, cat.DefaultVisibility), r.cfg.RuleWarnings(scan.Default())...)
 }
 
 // countPublished counts the invocation's publications, one send per kind,

@@ -47,6 +47,7 @@ var suite = []struct {
 	{"StaleRejectionIsNotRecorded", testStaleRejectionIsNotRecorded},
 	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
 	{"ConfigChangeRejudgesScannedVersions", testConfigChangeRejudgesScannedVersions},
+	{"AnAllowOfNoRuleIsAWarning", testAnAllowOfNoRuleIsAWarning},
 }
 
 func TestLocal(t *testing.T) {

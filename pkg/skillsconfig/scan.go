@@ -3,6 +3,8 @@ package skillsconfig
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
@@ -170,8 +172,51 @@ func revocations(raw []rawRevoke) ([]Revocation, error) {
 }
 
 func reason(s, field string) error {
-	if n := utf8.RuneCountInString(s); n == 0 || n > maxReason {
-		return fail(field+".reason", "a reason is required, 1 to %d characters", maxReason)
+	if n := utf8.RuneCountInString(s); strings.TrimSpace(s) == "" || n > maxReason {
+		return fail(field+".reason", "a reason is required, 1 to %d characters, not only blanks", maxReason)
 	}
 	return nil
+}
+
+// RuleWarnings are the allows of c that name a rule id pack does not have,
+// for validate and status, in document order: a misspelt id, or a
+// category given for a rule, lets nothing through, and the skill it was
+// meant for stays blocked. They are warnings, not errors, so that a config
+// in force stays valid under a newer pack that drops a rule.
+func (c *Config) RuleWarnings(pack *scan.Pack) []string {
+	if c == nil {
+		return nil
+	}
+	var ids []string
+	for _, r := range pack.Rules() {
+		ids = append(ids, r.ID)
+	}
+	var out []string
+	check := func(entries []Entry) {
+		for _, e := range entries {
+			for _, a := range e.Allow {
+				for j, id := range a.Rules {
+					if pack.Rule(id) != nil {
+						continue
+					}
+					msg := fmt.Sprintf("%s.rules[%d]: %q is no rule of the rule pack this build scans with (%s)", a.Field, j, id, pack.Engine())
+					switch near := closest(id, ids); {
+					case slices.Contains(scan.Categories, scan.Category(id)):
+						msg += "; it is a category: name the rule ids its findings give (skilldrop scan --rules lists them)"
+					case near != "":
+						msg += fmt.Sprintf(" (did you mean %q?)", near)
+					default:
+						msg += " (skilldrop scan --rules lists them)"
+					}
+					out = append(out, msg+"; the allow lets nothing through")
+				}
+			}
+		}
+	}
+	check(c.Skills)
+	check(c.Subagents)
+	for _, l := range c.Listings {
+		check(l.Entries)
+	}
+	return out
 }

@@ -60,18 +60,52 @@ revoke:
 
 func TestScanConfigRejected(t *testing.T) {
 	for name, doc := range map[string]string{
-		"unknown severity":      "scan:\n  block: severe\n",
-		"misspelt scan key":     "scan:\n  blok: high\n",
-		"allow without digest":  "skills:\n  - name: a\n    allow:\n      - rules: [x.y]\n        reason: r\n",
-		"allow without rules":   "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        reason: r\n",
-		"allow without reason":  "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [x.y]\n",
-		"allow of a bad id":     "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [\"X Y\"]\n        reason: r\n",
-		"revoke without reason": "revoke:\n  - name: a\n    version: \"1\"\n    digest: " + d1 + "\n",
-		"revoke twice":          "revoke:\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: r}\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: s}\n",
-		"revoke a bad digest":   "revoke:\n  - {name: a, version: \"1\", digest: sha256:00, reason: r}\n",
+		"unknown severity":       "scan:\n  block: severe\n",
+		"misspelt scan key":      "scan:\n  blok: high\n",
+		"allow without digest":   "skills:\n  - name: a\n    allow:\n      - rules: [x.y]\n        reason: r\n",
+		"allow without rules":    "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        reason: r\n",
+		"allow without reason":   "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [x.y]\n",
+		"allow of a bad id":      "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [\"X Y\"]\n        reason: r\n",
+		"revoke without reason":  "revoke:\n  - name: a\n    version: \"1\"\n    digest: " + d1 + "\n",
+		"revoke twice":           "revoke:\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: r}\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: s}\n",
+		"revoke a bad digest":    "revoke:\n  - {name: a, version: \"1\", digest: sha256:00, reason: r}\n",
+		"allow of blank reason":  "skills:\n  - name: a\n    allow:\n      - digest: " + d1 + "\n        rules: [x.y]\n        reason: '  \t '\n",
+		"revoke of blank reason": "revoke:\n  - {name: a, version: \"1\", digest: " + d1 + ", reason: ' '}\n",
 	} {
 		if _, err := Parse([]byte("version: 1\n" + doc)); err == nil || !strings.HasPrefix(err.Error(), CodeInvalidConfig) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestRuleWarnings: an allow naming a rule id the rule pack lacks is a
+// warning (not an error: a config must outlive a pack that drops a rule),
+// with the id it most likely misspells, or the note that a category is
+// not a rule; the pack's own ids are no warning.
+func TestRuleWarnings(t *testing.T) {
+	doc := "version: 1\nskills:\n  - name: a\n    allow:\n      - digest: " + d1 +
+		"\n        rules: [download-exec.pipe-to-shel, persistence.shell-rc]\n        reason: r\n" +
+		"subagents:\n  - name: b\n    allow:\n      - digest: " + d1 + "\n        rules: [download-exec]\n        reason: r\n" +
+		"listings:\n  p:\n    skills:\n      - name: c\n        allow:\n          - digest: " + d1 + "\n            rules: [zz.qq]\n            reason: r\n"
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.RuleWarnings(scan.Default())
+	want := []string{
+		`skills[0].allow[0].rules[0]: "download-exec.pipe-to-shel" is no rule`, `(did you mean "download-exec.pipe-to-shell"?)`,
+		`subagents[0].allow[0].rules[0]: "download-exec" is no rule`, "it is a category",
+		`listings.p.skills[0].allow[0].rules[0]: "zz.qq" is no rule`, "scan --rules lists them",
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d warnings, want 3:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for i, w := range got {
+		if !strings.Contains(w, want[2*i]) || !strings.Contains(w, want[2*i+1]) || !strings.Contains(w, scan.Engine()) {
+			t.Errorf("warning %d: %s\nwant %q and %q", i, w, want[2*i], want[2*i+1])
+		}
+	}
+	if w := (*Config)(nil).RuleWarnings(scan.Default()); w != nil {
+		t.Errorf("no config: %v", w)
 	}
 }
