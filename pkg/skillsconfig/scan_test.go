@@ -109,3 +109,25 @@ func TestRuleWarnings(t *testing.T) {
 		t.Errorf("no config: %v", w)
 	}
 }
+
+// TestUnmatchedAllowHint: an entry whose name nothing publishes says, when
+// it carries an allow, that a blocked upload is unpublished until the
+// allow's digest and rules match its rejection; one without says nothing
+// of it.
+func TestUnmatchedAllowHint(t *testing.T) {
+	c, err := Parse([]byte("version: 1\nskills:\n  - name: piper\n    allow:\n      - digest: " + d1 +
+		"\n        rules: [download-exec.pipe-to-shell]\n        reason: r\n  - name: other\n    visibility: authenticated\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := c.Unmatched(Published{Skills: map[string]bool{}})
+	if len(u) != 2 {
+		t.Fatalf("%d unmatched, want 2: %+v", len(u), u)
+	}
+	if !strings.Contains(u[0].Message, "scan_blocked rejection") {
+		t.Errorf("the entry with an allow: %s", u[0].Message)
+	}
+	if strings.Contains(u[1].Message, "scan_blocked") {
+		t.Errorf("the entry without one: %s", u[1].Message)
+	}
+}

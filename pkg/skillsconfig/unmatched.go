@@ -146,14 +146,14 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 	const settings = "its settings apply to nothing until one of that name is published"
 	for _, e := range c.Skills {
 		if !e.Defines() && !p.Skills[e.Name] {
-			add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Name: e.Name}, p.Skills, "skill", settings)
+			add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Name: e.Name}, p.Skills, "skill", settings+blockedHint(&e))
 			continue
 		}
 		out = append(out, p.unmatchedAllows(&e, "skill")...)
 	}
 	for _, e := range c.Subagents {
 		if !e.Defines() && !p.Subagents[e.Name] {
-			add(Unmatched{Field: e.Field, Kind: catalog.KindSubagent, Name: e.Name}, p.Subagents, "sub-agent", settings)
+			add(Unmatched{Field: e.Field, Kind: catalog.KindSubagent, Name: e.Name}, p.Subagents, "sub-agent", settings+blockedHint(&e))
 			continue
 		}
 		out = append(out, p.unmatchedAllows(&e, "sub-agent")...)
@@ -168,13 +168,24 @@ func (c *Config) Unmatched(p Published) []Unmatched {
 		for _, e := range l.Entries {
 			if !e.Defines() && !p.Listings[l.Name][e.Name] {
 				add(Unmatched{Field: e.Field, Kind: catalog.KindSkill, Listing: l.Name, Name: e.Name}, p.Listings[l.Name],
-					"skill of listing "+l.Name, settings)
+					"skill of listing "+l.Name, settings+blockedHint(&e))
 				continue
 			}
 			out = append(out, p.unmatchedAllows(&e, "skill of listing "+l.Name)...)
 		}
 	}
 	return append(out, p.unmatchedRevocations(c.Revoke)...)
+}
+
+// blockedHint is what an unmatched entry with allows adds: the upload it
+// was meant to let through is unpublished because the scan blocks it, and
+// the allow publishes it only for that upload's digest and rules.
+func blockedHint(e *Entry) string {
+	if len(e.Allow) == 0 {
+		return ""
+	}
+	return " (an upload the scan blocked is not published: its allow publishes it only when the digest is the one the " +
+		"scan_blocked rejection names and the rules cover its blocking findings; `skilldrop status` lists both)"
 }
 
 // unmatchedAllows are the allows of entry e (published under its name)
