@@ -13,6 +13,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
 
 func init() {
@@ -31,6 +32,9 @@ scan.block does.
 in agent-skills.yaml lists), category, severity, whether it blocks under --block, and its message; with --json,
 one JSON document (its shape is in the README). Rules that only take part in a combination are not listed: no
 finding names them.
+
+An archive the validator refuses only for its root SKILL.md (none there, its files under a top folder, or a
+frontmatter that does not parse) is reported as refused, and its files are scanned all the same.
 
 exit status: 0 when nothing blocks, 1 when something blocks (or an archive is refused or a file cannot be read),
 2 on usage errors`,
@@ -104,9 +108,13 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, r := range results {
 		if r.Code != "" {
 			out.printf("rejected %s %s: %s\n", printable(r.Path), r.Code, oneLine(r.Message))
-			continue
+			if r.Verdict == "" {
+				continue
+			}
+			out.printf("%s %s (its files as the validator read them, though it refuses the archive)\n", r.Verdict, printable(r.Path))
+		} else {
+			out.printf("%s %s\n", r.Verdict, printable(r.Path))
 		}
-		out.printf("%s %s\n", r.Verdict, printable(r.Path))
 		for _, f := range r.Findings {
 			out.printf("  %s\n", findingLine(f))
 		}
@@ -158,9 +166,12 @@ func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
 	return finish(out, stderr, exitOK)
 }
 
-// scanPath scans one argument.
+// scanPath scans one argument. An archive the validator refuses only for
+// its SKILL.md (files under a top folder, as downloads often are, or a
+// broken frontmatter) is refused and scanned all the same: what it holds
+// matters to whoever is about to fix and upload it.
 func scanPath(p string, pol scan.Policy) scanned {
-	files, err := filesOf(p)
+	files, refused, err := filesOf(p)
 	if err != nil {
 		r := rejected(p, err)
 		return scanned{Path: p, Code: r.Code, Message: r.Message, Findings: []scan.Finding{}}
@@ -169,30 +180,56 @@ func scanPath(p string, pol scan.Policy) scanned {
 	if res.Findings == nil {
 		res.Findings = []scan.Finding{}
 	}
-	return scanned{Path: p, Verdict: res.Verdict, Findings: res.Findings}
+	out := scanned{Path: p, Verdict: res.Verdict, Findings: res.Findings}
+	if refused != nil {
+		r := rejected(p, refused)
+		out.Code, out.Message = r.Code, r.Message
+	}
+	return out
 }
 
-// filesOf reads what a path holds, as the scanner reads an artifact.
-func filesOf(p string) ([]archive.File, error) {
+// filesOf reads what a path holds, as the scanner reads an artifact;
+// refused is why the validator refuses an archive whose files it read
+// nonetheless (its SKILL.md is missing or invalid).
+func filesOf(p string) (files []archive.File, refused, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.IsDir() {
-		return folderFiles(p)
+		files, err = folderFiles(p)
+		return files, nil, err
 	}
 	data, err := readAtMost(p, maxScanFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, ok := archive.FormatOf(p); ok {
 		res, err := archive.Validate(data, p, archive.Limits{})
-		if err != nil {
-			return nil, wrapArchive(err)
+		if err == nil {
+			return res.Files, nil, nil
 		}
-		return res.Files, nil
+		if !skillMDOnly(err) {
+			return nil, nil, wrapArchive(err)
+		}
+		c, cerr := archive.Contents(data, p, archive.Limits{})
+		if cerr != nil {
+			return nil, nil, wrapArchive(err)
+		}
+		return c.Files, wrapArchive(err), nil
 	}
-	return []archive.File{{Path: filepath.Base(p), Data: data}}, nil
+	return []archive.File{{Path: filepath.Base(p), Data: data}}, nil, nil
+}
+
+// skillMDOnly reports whether the validator refused an archive for its
+// root SKILL.md alone: none there, or one that does not parse.
+func skillMDOnly(err error) bool {
+	e, ok := archive.AsError(err)
+	if !ok {
+		return false
+	}
+	_, fromSkill := skillmd.AsError(e.Err)
+	return e.Code == archive.CodeMissingSkillMD || e.Entry == "SKILL.md" && (fromSkill || e.Code == skillmd.CodeInvalidFrontmatter)
 }
 
 // folderFiles reads a folder's regular files, with slash-separated paths

@@ -199,6 +199,23 @@ func Validate(data []byte, filename string, lim Limits) (*Result, error) {
 	return v.runGuarded(f)
 }
 
+// Contents reads an archive's files as Validate does, with every bound and
+// every check on entries and paths, but asks nothing of its SKILL.md: for
+// a scanner to report what an archive refused for its layout (its files
+// under a top folder, a broken frontmatter) holds. The Result has no Skill.
+func Contents(data []byte, filename string, lim Limits) (*Result, error) {
+	f, _ := FormatOf(filename)
+	v, err := newValidator(data, lim)
+	if err != nil {
+		return nil, err
+	}
+	if f == "" {
+		return nil, fail(CodeUnsupportedFormat, "", "%q is not a .zip, .tar.gz or .tgz name", clip(filename))
+	}
+	v.anySkill = true
+	return v.runGuarded(f)
+}
+
 // ValidateFormat validates an archive expected to be in format want.
 func ValidateFormat(data []byte, want Format, lim Limits) (*Result, error) {
 	v, err := newValidator(data, lim)

@@ -44,6 +44,9 @@ type validator struct {
 
 	skill      []byte // the root SKILL.md's content
 	foundSkill bool
+	// anySkill: the archive is read for its files only (Contents), with
+	// or without a valid root SKILL.md.
+	anySkill bool
 }
 
 func newValidator(data []byte, lim Limits) (*validator, error) {
@@ -91,9 +94,11 @@ func (v *validator) run(want Format) (*Result, error) {
 	if err := v.reg.checkChains(); err != nil {
 		return nil, err
 	}
-	s, err := v.parseSkill()
-	if err != nil {
-		return nil, err
+	var s *skillmd.Skill
+	if !v.anySkill {
+		if s, err = v.parseSkill(); err != nil {
+			return nil, err
+		}
 	}
 	return &Result{
 		Format:        want,
