@@ -1,9 +1,6 @@
 package indexer
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -46,7 +43,7 @@ func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Confi
 			continue
 		}
 		blocking := res.Blocking(pol)
-		reason := fmt.Sprintf("blocked by the content scan (%s): %s", res.Engine, scan.Summary(blocking, 10))
+		reason := res.BlockedReason(pol)
 		ch := changeOf(e, v)
 		if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
 			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
@@ -100,7 +97,7 @@ func (d *decisions) withdrawBlocked(c *catalog.Catalog, occ *occupancy, p *plan)
 					continue
 				}
 				ch := changeOf(e, v)
-				reason := "blocked by the content scan: " + scanSummary(r)
+				reason := r.blockedReason(p)
 				if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
 					d.changed = true
 					// The rejection counts the block (ScanBlocked).
@@ -128,8 +125,13 @@ func (g goneChange) change() Change {
 	return ch
 }
 
-func scanSummary(r rejection) string {
-	return fmt.Sprintf("%d finding(s): %s", len(r.blocking), strings.Join(rulesOf(r.blocking), ", "))
+// blockedReason is why the scan blocks a scan_blocked rejection's bytes,
+// as every version the scan takes out of service gives it.
+func (r rejection) blockedReason(p *plan) string {
+	if r.scan != nil {
+		return r.scan.BlockedReason(p.cfg.Policy())
+	}
+	return scan.Result{Engine: scan.Engine(), Findings: r.blocking}.BlockedReason(p.cfg.Policy())
 }
 
 // goneEntry finds the entry and version a gone record names (nil when

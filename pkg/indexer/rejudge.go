@@ -1,7 +1,6 @@
 package indexer
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -56,7 +55,7 @@ func (d *decisions) rejudge(c *catalog.Catalog, before, cfg *skillsconfig.Config
 			switch {
 			case blocks && v.Gone == nil:
 				blocking := res.Blocking(pol)
-				reason := fmt.Sprintf("blocked by the content scan (%s): %s", res.Engine, scan.Summary(blocking, 10))
+				reason := res.BlockedReason(pol)
 				ch := changeOf(e, v)
 				if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
 					d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})

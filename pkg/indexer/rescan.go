@@ -181,7 +181,7 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 	switch {
 	case res.Verdict == scan.Block:
 		blocking := res.Blocking(r.policy)
-		reason := fmt.Sprintf("blocked by the content scan (%s): %s", res.Engine, scan.Summary(blocking, 10))
+		reason := res.BlockedReason(r.policy)
 		if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: now}) {
 			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
 		}

@@ -252,8 +252,15 @@ const CodeBlocked = "scan_blocked"
 // BlockedMessage says why res blocks the bytes with digest d under p, and
 // how an operator may publish them anyway.
 func (res Result) BlockedMessage(p Policy, d string) string {
-	return fmt.Sprintf("blocked by the content scan (%s): %s; to publish these bytes anyway, allow the rules for digest %s "+
-		"in the entry's allow list in agent-skills.yaml, with a reason", res.Engine, Summary(res.Blocking(p), 10), d)
+	return res.BlockedReason(p) + fmt.Sprintf("; to publish these bytes anyway, allow the rules for digest %s "+
+		"in the entry's allow list in agent-skills.yaml, with a reason", d)
+}
+
+// BlockedReason is why res blocks under p, as a version the scan took out
+// of service gives it (its 410 and revocations.json): the engine and the
+// blocking findings.
+func (res Result) BlockedReason(p Policy) string {
+	return fmt.Sprintf("blocked by the content scan (%s): %s", res.Engine, Summary(res.Blocking(p), 10))
 }
 
 // Summary is the findings for a message: "rule (file:line), …", at most
