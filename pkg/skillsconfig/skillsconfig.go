@@ -829,6 +829,9 @@ func yamlMessage(doc []byte, err error) string {
 		if m := unknownField.FindStringSubmatch(l); m != nil {
 			l = unknownKey(m[1], m[2], m[3])
 		}
+		if m := mismatch.FindStringSubmatch(goTypes.ReplaceAllString(l, "$1")); m != nil {
+			l = fmt.Sprintf("line %s: %swant %s, got %s", m[1], keyOnLine(doc, m[1]), yamlWant(m[4]), yamlGot(m[2], m[3]))
+		}
 		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
 	}
 	var te *yaml.TypeError
@@ -842,7 +845,54 @@ func yamlMessage(doc []byte, err error) string {
 	return "YAML: " + msg
 }
 
+// keyOnLine is "key: " for the key line n (1-based, as a decimal string)
+// of doc sets, or "" when it sets none.
+func keyOnLine(doc []byte, n string) string {
+	i, err := strconv.Atoi(n)
+	lines := strings.Split(string(doc), "\n")
+	if err != nil || i < 1 || i > len(lines) {
+		return ""
+	}
+	if m := lineKey.FindStringSubmatch(lines[i-1]); m != nil {
+		return m[1] + ": "
+	}
+	return ""
+}
+
+// yamlGot names a YAML node by its tag (and value, clipped), for people.
+func yamlGot(tag, value string) string {
+	what := map[string]string{"map": "a mapping (key: value)", "seq": "a list", "str": "a string", "int": "a number",
+		"float": "a number", "bool": "true or false", "null": "nothing", "binary": "binary data", "timestamp": "a date"}[tag]
+	if what == "" {
+		what = "!!" + tag
+	}
+	if value != "" {
+		what += " " + strconv.Quote(clip(value))
+	}
+	return what
+}
+
+// yamlWant names what a config field's Go type takes, for people.
+func yamlWant(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list (- item per line)"
+	case strings.HasPrefix(goType, "map["), goType == "Config", goType == "Listing", goType == "Entry", goType == "Scan",
+		goType == "Allow", goType == "Revoke":
+		return "a mapping (key: value)"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint") || strings.HasPrefix(goType, "float"):
+		return "a number"
+	}
+	return goType
+}
+
 var (
+	lineKey      = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_-]{0,63})\s*:`)
+	mismatch     = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
 	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry|Scan|Allow|Revoke)\b`)
 	syntaxError  = regexp.MustCompile(`^line (\d+): (.+)$`)

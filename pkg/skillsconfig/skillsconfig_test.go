@@ -196,8 +196,23 @@ func TestYAMLErrorsSpeakToOperators(t *testing.T) {
 		t.Errorf("message %q exposes Go names or spans lines", e.Msg)
 	}
 	_, err = Parse([]byte(v1("skills:\n  - name: a\n    max_entries: many\n")))
-	if !errors.As(err, &e) || !strings.Contains(e.Msg, "line 3") {
-		t.Errorf("type error = %v, want the line named", err)
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, `line 3: max_entries: want a number, got a string "many"`) {
+		t.Errorf("type error = %v, want the line, key and kinds named", err)
+	}
+	// A node of the wrong kind is named as YAML names it, with the key
+	// it is on, never as the Go type it would decode into.
+	for doc, want := range map[string]string{
+		"revoke: {name: x}\n":                       "line 1: revoke: want a list (- item per line), got a mapping (key: value)",
+		"skills:\n  - name: a\n    allow: {a: b}\n": "line 3: allow: want a list (- item per line), got a mapping (key: value)",
+		"skills: 3\n":                               `line 1: skills: want a list (- item per line), got a number "3"`,
+		"scan: [a]\n":                               "line 1: scan: want a mapping (key: value), got a list",
+		"skills:\n  - name: [a]\n":                  "line 2: name: want a string, got a list",
+		"listings:\n  - a\n":                        "line 2: want a mapping (key: value), got a list",
+	} {
+		_, err := Parse([]byte(v1(doc)))
+		if !errors.As(err, &e) || !strings.Contains(e.Msg, want) || strings.Contains(e.Msg, "unmarshal") {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
 	}
 }
 
