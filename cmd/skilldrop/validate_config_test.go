@@ -116,7 +116,7 @@ func TestValidateNamesWhatAConfigMisses(t *testing.T) {
 		t.Errorf("a config with no layout around it: exit %d, stderr %q; want the note that names were not checked", code, errOut)
 	}
 
-	for _, name := range []string{"agent-skills.yml", "Agent-Skills.yaml", "agent_skills.yaml", "agent-skills.json"} {
+	for _, name := range []string{"agent-skills.yml", "Agent-Skills.yaml", "agent_skills.yaml", "agent-skills.json", "new.yaml", "policy.YML"} {
 		writeFile(t, alone, name, "version: 1\n")
 		code, out, _ := builtRun(t, alone, "validate", name)
 		if code != exitFailure || !strings.Contains(out, "the config is read only from a file named exactly agent-skills.yaml") {

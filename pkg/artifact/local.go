@@ -45,7 +45,7 @@ func LocalKey(p string, agent bool) (Key, error) {
 	default:
 		var ok bool
 		if name, k.Type, k.Format, ok = cutFileName(base, agent); !ok {
-			if nearConfigKey(base) {
+			if ext := strings.ToLower(path.Ext(base)); nearConfigKey(base) || ext == ".yaml" || ext == ".yml" {
 				return k, &Error{Code: CodeUnsupportedFile, Entry: clip(p), Msg: "not a skill or sub-agent file, nor the operator config: " +
 					"the config is read only from a file named exactly " + ConfigKey + " (rename it, then `skilldrop validate " + ConfigKey + "`)"}
 			}
