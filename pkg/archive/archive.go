@@ -188,15 +188,7 @@ type Result struct {
 // declares its format by extension; the magic bytes must agree. It returns
 // an *Error for every rejection.
 func Validate(data []byte, filename string, lim Limits) (*Result, error) {
-	f, _ := FormatOf(filename)
-	v, err := newValidator(data, lim)
-	if err != nil {
-		return nil, err
-	}
-	if f == "" {
-		return nil, fail(CodeUnsupportedFormat, "", "%q is not a .zip, .tar.gz or .tgz name", clip(filename))
-	}
-	return v.runGuarded(f)
+	return readNamed(data, filename, lim, false)
 }
 
 // Contents reads an archive's files as Validate does, with every bound and
@@ -204,6 +196,11 @@ func Validate(data []byte, filename string, lim Limits) (*Result, error) {
 // a scanner to report what an archive refused for its layout (its files
 // under a top folder, a broken frontmatter) holds. The Result has no Skill.
 func Contents(data []byte, filename string, lim Limits) (*Result, error) {
+	return readNamed(data, filename, lim, true)
+}
+
+// readNamed is Validate, or with anySkill Contents.
+func readNamed(data []byte, filename string, lim Limits, anySkill bool) (*Result, error) {
 	f, _ := FormatOf(filename)
 	v, err := newValidator(data, lim)
 	if err != nil {
@@ -212,7 +209,7 @@ func Contents(data []byte, filename string, lim Limits) (*Result, error) {
 	if f == "" {
 		return nil, fail(CodeUnsupportedFormat, "", "%q is not a .zip, .tar.gz or .tgz name", clip(filename))
 	}
-	v.anySkill = true
+	v.anySkill = anySkill
 	return v.runGuarded(f)
 }
 
