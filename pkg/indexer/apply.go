@@ -171,6 +171,12 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 		reject(CodePathConflict, "%s is already served at %s", other, path)
 		return nil
 	}
+	// Before an entry is made for it: a revoked upload of a name not yet
+	// published must leave no entry behind, which would hold the name.
+	if r := p.cfg.Revokes(cl.Name, cl.version.Label, cl.version.Digest); r != nil {
+		reject(CodeRevoked, "version %q (%s) is revoked in agent-skills.yaml (%s): %s", cl.version.Label, cl.version.Digest, r.Field, r.Reason)
+		return nil
+	}
 	e := cl.entry(c)
 	if e == nil {
 		e = catalog.NewEntry(cl.Kind, cl.Listing, cl.Name)
@@ -178,10 +184,6 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 	}
 	if err := e.LoadHistory(); err != nil {
 		return err
-	}
-	if r := p.cfg.Revokes(cl.Name, cl.version.Label, cl.version.Digest); r != nil {
-		reject(CodeRevoked, "version %q (%s) is revoked in agent-skills.yaml (%s): %s", cl.version.Label, cl.version.Digest, r.Field, r.Reason)
-		return nil
 	}
 	if v := e.Version(cl.version.Label); v != nil {
 		if !v.Digest.Equal(cl.version.Digest) {

@@ -21,7 +21,9 @@ import (
 
 // holder returns the live entry that keeps t's name from source, or nil.
 func holder(c *catalog.Catalog, t target, source string) *catalog.Entry {
-	if e := t.entry(c); e != nil && !e.Withdrawn && e.Source != source {
+	// An entry with no version holds nothing: one a revoked upload left
+	// behind (before that was fixed) must not lock its name out for good.
+	if e := t.entry(c); e != nil && !e.Withdrawn && e.Source != source && (e.Count > 0 || e.Latest != "") {
 		return e
 	}
 	return nil

@@ -48,6 +48,7 @@ var suite = []struct {
 	{"FilesArePinnedForMCP", testFilesArePinnedForMCP},
 	{"ConfigChangeRejudgesScannedVersions", testConfigChangeRejudgesScannedVersions},
 	{"AnAllowOfNoRuleIsAWarning", testAnAllowOfNoRuleIsAWarning},
+	{"ARevokedUploadLeavesNoEntry", testARevokedUploadLeavesNoEntry},
 }
 
 func TestLocal(t *testing.T) {
