@@ -186,6 +186,7 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 		return err
 	}
 	if v := e.Version(cl.version.Label); v != nil {
+		back := false // a version the scan had withdrawn, back in service
 		if !v.Digest.Equal(cl.version.Digest) {
 			reject(CodeVersionExists, "version %q of %s is already published with digest %s; versions are immutable, publish a new label",
 				v.Label, cl.target, v.Digest)
@@ -198,6 +199,7 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 			if v.Gone != nil && v.Gone.Code == catalog.GoneScanBlocked {
 				code := v.Gone.Code
 				if c.SetGone(e, v, nil) {
+					back = true
 					d.restored = append(d.restored, restoredChange{Change: changeOf(e, e.Version(cl.version.Label)), code: code})
 				}
 				v = e.Version(cl.version.Label)
@@ -205,6 +207,12 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 			d.changed = true
 		}
 		if !e.Withdrawn && e.Source == cl.source && e.Latest == v.Label && e.ExternalURL == cl.external {
+			if back {
+				// Back in service as it was: a publication (its allows
+				// used are audited), not an unchanged key.
+				d.published = append(d.published, changeOf(e, v))
+				return nil
+			}
 			d.unchanged = append(d.unchanged, cl.rejectKey())
 			return nil
 		}

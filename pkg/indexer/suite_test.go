@@ -49,6 +49,7 @@ var suite = []struct {
 	{"ConfigChangeRejudgesScannedVersions", testConfigChangeRejudgesScannedVersions},
 	{"AnAllowOfNoRuleIsAWarning", testAnAllowOfNoRuleIsAWarning},
 	{"ARevokedUploadLeavesNoEntry", testARevokedUploadLeavesNoEntry},
+	{"AnAllowPutBackIsAudited", testAnAllowPutBackIsAudited},
 }
 
 func TestLocal(t *testing.T) {
