@@ -193,7 +193,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	printf(stdout, "serving %s on http://%s (%s)\n", st.Path(), l.Addr(), summary(res))
 	if n := configWarnings(ctx, st); n > 0 {
-		printf(stdout, "warning: %s has %d %s (entries that name nothing published, whose settings apply to nothing): "+
+		printf(stdout, "warning: %s has %d %s (entries that name nothing published, whose settings apply to nothing, or allows of no rule): "+
 			"skilldrop status --dir %s lists them\n", skillsconfig.Key, n, plural(n, "warning", "warnings"), printable(st.Path()))
 	}
 	printf(stdout, "\n")

@@ -486,7 +486,8 @@ func renderStatus(out *resultWriter, doc statusDoc, limit int) {
 		}
 	}
 	if len(unmatched) > 0 {
-		out.printf("config: %d of its entries name nothing published (their settings, visibility included, allows and revocations, apply to nothing):\n", len(unmatched))
+		out.printf("config: %d %s (entries that name nothing published, whose settings, visibility included, allows and revocations, apply to nothing; allows of no rule; gates that do not do what they read):\n",
+			len(unmatched), plural(len(unmatched), "warning", "warnings"))
 		for _, m := range unmatched {
 			out.printf("  %s\n", oneLine(m))
 		}

@@ -52,7 +52,7 @@ func TestStatusTellsWhatTheConfigMisses(t *testing.T) {
 		t.Fatalf("status: %d %s", code, errOut)
 	}
 	for _, want := range []string{
-		"config: 2 of its entries name nothing published",
+		"config: 2 warnings (entries that name nothing published",
 		`skills[0]: "secret" names no published skill (listing partner publishes a skill of that name: its entry belongs under listings.partner.skills)`,
 		`skills[1]: "note" names no published skill (did you mean "notes"?)`,
 		// secret's own entry is withdrawn (its key moved): it hides nothing now.

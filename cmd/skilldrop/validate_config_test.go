@@ -213,7 +213,7 @@ func TestValidateAndStatusNameUnmatchedRevocations(t *testing.T) {
 	}
 	_, out, _ := runCLI("status", "--dir", dir)
 	for _, want := range []string{
-		`config: 4 of its entries name nothing published`,
+		`config: 4 warnings (entries that name nothing published`,
 		`  skills[0].allow[0]: ` + other + ` is the digest of no published version of skill "deploy"`,
 		`  revoke[0]: "deplyo" names no published skill`,
 		`  revoke[1]: version "1.1" of "deploy" has digest`,
