@@ -56,6 +56,7 @@ func TestValidateRefusesAConfigThatSaysLess(t *testing.T) {
 		"version 01":       {strings.Replace(hide, "version: 1", "version: 01", 1), `invalid_config: version: must be the number 1 (line 1 holds "01"): write ` + "`version: 1`\n"},
 		"version 0x1":      {strings.Replace(hide, "version: 1", "version: 0x1", 1), "invalid_config: version: must be the number 1"},
 		"version 2":        {strings.Replace(hide, "version: 1", "version: 2", 1), "invalid_config: version: 2 is not supported"},
+		"version [1]":      {strings.Replace(hide, "version: 1", "version: [1]", 1), "invalid_config: version: must be the number 1 (line 1 holds a list): write `version: 1`\n"},
 		"visibility ~":     {strings.Replace(hide, "authenticated", "~", 1), "invalid_config: skills[0].visibility: line 4: visibility has no value"},
 		`visibility ""`:    {strings.Replace(hide, "authenticated", `""`, 1), "invalid_config: skills[0].visibility: line 4: visibility is empty"},
 		"misindented line": {hide + "  - name: other\n   visibility: authenticated\n", "invalid_config: YAML: line 6: did not find expected '-' indicator"},

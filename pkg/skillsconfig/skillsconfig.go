@@ -269,7 +269,11 @@ func (v *configVersion) UnmarshalYAML(n *yaml.Node) error {
 		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 			how = ", without quotes"
 		}
-		return fail("version", "must be the number 1 (line %d holds %s): write `version: 1`%s", n.Line, clip(strconv.Quote(n.Value)), how)
+		holds := clip(strconv.Quote(n.Value))
+		if n.Kind != yaml.ScalarNode {
+			holds = yamlGot(strings.TrimPrefix(n.Tag, "!!"), "")
+		}
+		return fail("version", "must be the number 1 (line %d holds %s): write `version: 1`%s", n.Line, holds, how)
 	}
 	*v = configVersion(i)
 	return nil
