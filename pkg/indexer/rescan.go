@@ -130,7 +130,7 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	}
 	ix.auditGone(ctx, rec)
 	ix.log.InfoContext(ctx, "rescanned", "engine", engine, "versions", len(todo)-failed, "pending", pending-len(todo)+failed,
-		"withdrawn", len(rec.gone))
+		"withdrawn", len(rec.gone), "restored", len(rec.restored))
 	res.sort()
 	return res, nil
 }

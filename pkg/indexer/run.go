@@ -140,7 +140,7 @@ func (ix *Indexer) runWith(ctx context.Context, keys []string, o runOptions) (re
 	ix.auditGone(ctx, rec)
 	res.sort()
 	ix.log.InfoContext(ctx, "indexed",
-		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "rejected", len(res.Rejected),
+		"published", len(res.Published), "withdrawn", len(res.Withdrawn), "gone", len(res.Gone), "rejected", len(res.Rejected),
 		"unchanged", len(res.Unchanged), "held", len(res.Held), "ignored", len(res.Ignored), "failed", len(failed),
 		"resigned", res.Resigned, "config", res.Config, "revision", res.Revision)
 	return res, failed, errors.Join(errs...)
