@@ -12,6 +12,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 )
@@ -24,7 +25,8 @@ func init() {
 		about: `Scans every file statically, as the indexer scans an upload before it publishes it: a folder's regular files
 (symbolic links are not followed), an archive's files as the validator reads them (nothing is extracted), any
 other file as it is. Prints, per argument, "<verdict> <path>" (clean, warn or block) and one line per finding,
-"  <file>:<line>: <severity> <rule>: <message>"; with --json, one JSON document (its shape is in the README).
+"  <file>:<line>: <severity> <rule>: <message>", then for a file or an archive the digest an allow in
+agent-skills.yaml names; with --json, one JSON document (its shape is in the README).
 --block sets the lowest severity that blocks (critical, high, medium or low; default high), as agent-skills.yaml's
 scan.block does.
 
@@ -45,8 +47,11 @@ exit status: 0 when nothing blocks, 1 when something blocks (or an archive is re
 // scanned is the outcome for one argument, and the JSON shape of
 // `scan --json` (README: "scan --json").
 type scanned struct {
-	Path     string         `json:"path"`
-	Verdict  scan.Verdict   `json:"verdict,omitempty"`
+	Path    string       `json:"path"`
+	Verdict scan.Verdict `json:"verdict,omitempty"`
+	// Digest is a file's or an archive's, as an allow names the bytes it
+	// is for (a folder has none: its files are uploaded one by one).
+	Digest   string         `json:"digest,omitempty"`
 	Findings []scan.Finding `json:"findings"`
 	// Code and Message say why the path could not be scanned.
 	Code    string `json:"code,omitempty"`
@@ -118,6 +123,9 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, f := range r.Findings {
 			out.printf("  %s\n", findingLine(f))
 		}
+		if len(r.Findings) > 0 && r.Digest != "" && r.Code == "" {
+			out.printf("  digest %s (what an allow in agent-skills.yaml names, with the rules above)\n", r.Digest)
+		}
 	}
 	return finish(out, stderr, status)
 }
@@ -171,7 +179,7 @@ func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
 // broken frontmatter) is refused and scanned all the same: what it holds
 // matters to whoever is about to fix and upload it.
 func scanPath(p string, pol scan.Policy) scanned {
-	files, refused, err := filesOf(p)
+	files, sum, refused, err := filesOf(p)
 	if err != nil {
 		r := rejected(p, err)
 		return scanned{Path: p, Code: r.Code, Message: r.Message, Findings: []scan.Finding{}}
@@ -181,6 +189,9 @@ func scanPath(p string, pol scan.Policy) scanned {
 		res.Findings = []scan.Finding{}
 	}
 	out := scanned{Path: p, Verdict: res.Verdict, Findings: res.Findings}
+	if !sum.IsZero() {
+		out.Digest = sum.String()
+	}
 	if refused != nil {
 		r := rejected(p, refused)
 		out.Code, out.Message = r.Code, r.Message
@@ -188,37 +199,39 @@ func scanPath(p string, pol scan.Policy) scanned {
 	return out
 }
 
-// filesOf reads what a path holds, as the scanner reads an artifact;
-// refused is why the validator refuses an archive whose files it read
-// nonetheless (its SKILL.md is missing or invalid).
-func filesOf(p string) (files []archive.File, refused, err error) {
+// filesOf reads what a path holds, as the scanner reads an artifact, and
+// a file's digest (zero for a folder); refused is why the validator
+// refuses an archive whose files it read nonetheless (its SKILL.md is
+// missing or invalid).
+func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, sum, nil, err
 	}
 	if st.IsDir() {
 		files, err = folderFiles(p)
-		return files, nil, err
+		return files, sum, nil, err
 	}
 	data, err := readAtMost(p, maxScanFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, sum, nil, err
 	}
+	sum = digest.Of(data)
 	if _, ok := archive.FormatOf(p); ok {
 		res, err := archive.Validate(data, p, archive.Limits{})
 		if err == nil {
-			return res.Files, nil, nil
+			return res.Files, sum, nil, nil
 		}
 		if !skillMDOnly(err) {
-			return nil, nil, wrapArchive(err)
+			return nil, sum, nil, wrapArchive(err)
 		}
 		c, cerr := archive.Contents(data, p, archive.Limits{})
 		if cerr != nil {
-			return nil, nil, wrapArchive(err)
+			return nil, sum, nil, wrapArchive(err)
 		}
-		return c.Files, wrapArchive(err), nil
+		return c.Files, sum, wrapArchive(err), nil
 	}
-	return []archive.File{{Path: filepath.Base(p), Data: data}}, nil, nil
+	return []archive.File{{Path: filepath.Base(p), Data: data}}, sum, nil, nil
 }
 
 // skillMDOnly reports whether the validator refused an archive for its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
@@ -40,6 +42,16 @@ func TestScanCommand(t *testing.T) {
 	}
 	if code, out, _ = runCLI("scan", "--block", "medium", filepath.Join(dir, "pathy.md")); code != exitFailure || !strings.HasPrefix(out, "block ") {
 		t.Errorf("--block medium: exit %d:\n%s", code, out)
+	}
+	// A file's or an archive's findings come with the digest an allow
+	// names (a folder's files are uploaded one by one: no digest).
+	zipBytes, err := os.ReadFile(filepath.Join(dir, "fetcher.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = runCLI("scan", filepath.Join(dir, "fetcher.zip"), filepath.Join(dir, "fetcher"))
+	if want := "  digest " + digest.Of(zipBytes).String() + " (what an allow"; strings.Count(out, "  digest ") != 1 || !strings.Contains(out, want) {
+		t.Errorf("want one line %q:\n%s", want, out)
 	}
 	if code, out, _ = runCLI("scan", filepath.Join(dir, "bad.zip")); code != exitFailure || !strings.Contains(out, "rejected ") {
 		t.Errorf("a refused archive: exit %d:\n%s", code, out)
