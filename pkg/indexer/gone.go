@@ -36,18 +36,13 @@ func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Confi
 		// Judged as rejudge would, before it is back: what it publishes
 		// carries the allows in force now, and what blocks stays gone.
 		pol := cfg.Policy()
-		res := pol.Judge(scan.Report{Engine: v.Scan.Engine, Findings: v.Scan.Findings}, cfg.Touches(e.Kind, e.Listing, e.Name).Allows(v.Digest))
+		res := judgeRecorded(v, pol, cfg.Touches(e.Kind, e.Listing, e.Name).Allows(v.Digest))
 		v.Scan, d.changed = &res, true
 		if res.Verdict != scan.Block {
 			d.restore(c, e, v)
 			continue
 		}
-		blocking := res.Blocking(pol)
-		reason := res.BlockedReason(pol)
-		ch := changeOf(e, v)
-		if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
-			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
-		}
+		d.scanWithdraw(c, e, v, pol, p.now)
 	}
 	if cfg == nil {
 		return nil
@@ -126,12 +121,10 @@ func (g goneChange) change() Change {
 }
 
 // blockedReason is why the scan blocks a scan_blocked rejection's bytes,
-// as every version the scan takes out of service gives it.
+// as every version the scan takes out of service gives it (judge records
+// the scan on every one).
 func (r rejection) blockedReason(p *plan) string {
-	if r.scan != nil {
-		return r.scan.BlockedReason(p.cfg.Policy())
-	}
-	return scan.Result{Engine: scan.Engine(), Findings: r.blocking}.BlockedReason(p.cfg.Policy())
+	return r.scan.BlockedReason(p.cfg.Policy())
 }
 
 // goneEntry finds the entry and version a gone record names (nil when

@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"slices"
+	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/scan"
@@ -46,7 +47,7 @@ func (d *decisions) rejudge(c *catalog.Catalog, before, cfg *skillsconfig.Config
 			if v == nil || v.Scan == nil || (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) {
 				continue
 			}
-			res := pol.Judge(scan.Report{Engine: v.Scan.Engine, Findings: v.Scan.Findings}, ce.Allows(v.Digest))
+			res := judgeRecorded(v, pol, ce.Allows(v.Digest))
 			blocks := res.Verdict == scan.Block
 			if res.Equal(v.Scan) && blocks == (v.Gone != nil) {
 				continue
@@ -54,18 +55,31 @@ func (d *decisions) rejudge(c *catalog.Catalog, before, cfg *skillsconfig.Config
 			v.Scan, d.changed = &res, true
 			switch {
 			case blocks && v.Gone == nil:
-				blocking := res.Blocking(pol)
-				reason := res.BlockedReason(pol)
-				ch := changeOf(e, v)
-				if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: p.now}) {
-					d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
-				}
+				d.scanWithdraw(c, e, v, pol, p.now)
 			case !blocks && v.Gone != nil:
 				d.restore(c, e, v)
 			}
 		}
 	}
 	return nil
+}
+
+// judgeRecorded judges the findings v's scan recorded under pol, with the
+// rules allows allows (no blob is read, nothing scanned again).
+func judgeRecorded(v *catalog.Version, pol scan.Policy, allows map[string]string) scan.Result {
+	return pol.Judge(scan.Report{Engine: v.Scan.Engine, Findings: v.Scan.Findings}, allows)
+}
+
+// scanWithdraw takes version v of e out of service as scan_blocked, its
+// scan (v.Scan) blocking it under pol, for the result and the audit event
+// version_withdrawn (counted as ScanBlocked, by rule).
+func (d *decisions) scanWithdraw(c *catalog.Catalog, e *catalog.Entry, v *catalog.Version, pol scan.Policy, at time.Time) {
+	reason := v.Scan.BlockedReason(pol)
+	blocking := rulesOf(v.Scan.Blocking(pol))
+	ch := changeOf(e, v)
+	if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: at}) {
+		d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: blocking})
+	}
 }
 
 // sameAllows reports whether two config entries (nil: none) allow the

@@ -177,14 +177,9 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 	}
 	res := r.result
 	v.Scan, d.changed = &res, true
-	ch := changeOf(e, v)
 	switch {
 	case res.Verdict == scan.Block:
-		blocking := res.Blocking(r.policy)
-		reason := res.BlockedReason(r.policy)
-		if c.SetGone(e, v, &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: reason, At: now}) {
-			d.gone = append(d.gone, goneChange{Change: ch, code: catalog.GoneScanBlocked, reason: reason, blocking: rulesOf(blocking)})
-		}
+		d.scanWithdraw(c, e, v, r.policy, now)
 	case v.Gone != nil:
 		code := v.Gone.Code
 		if c.SetGone(e, v, nil) {

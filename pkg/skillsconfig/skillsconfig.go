@@ -833,10 +833,11 @@ func yamlMessage(doc []byte, err error) string {
 		if m := unknownField.FindStringSubmatch(l); m != nil {
 			l = unknownKey(m[1], m[2], m[3])
 		}
-		if m := mismatch.FindStringSubmatch(goTypes.ReplaceAllString(l, "$1")); m != nil {
+		l = goTypes.ReplaceAllString(l, "$1")
+		if m := mismatch.FindStringSubmatch(l); m != nil {
 			l = fmt.Sprintf("line %s: %swant %s, got %s", m[1], keyOnLine(doc, m[1]), yamlWant(m[4]), yamlGot(m[2], m[3]))
 		}
-		lines = append(lines, goTypes.ReplaceAllString(l, "$1"))
+		lines = append(lines, l)
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) && len(lines) == 1 {
