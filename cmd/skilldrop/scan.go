@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
+	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
@@ -38,8 +41,11 @@ finding names them.
 An archive the validator refuses only for its root SKILL.md (none there, its files under a top folder, or a
 frontmatter that does not parse) is reported as refused, and its files are scanned all the same.
 
-exit status: 0 when nothing blocks, 1 when something blocks (or an archive is refused or a file cannot be read),
-2 on usage errors`,
+A folder with no regular file is reported as nothing_to_scan (not clean), and a file larger than the 10 MiB scan
+reads as too_large, its start scanned all the same (the validator refuses it whole).
+
+exit status: 0 when nothing blocks, 1 when something blocks (or an archive is refused, a file cannot be read, a
+folder is empty or a file too large), 2 on usage errors`,
 		run: runScan,
 	})
 }
@@ -58,9 +64,33 @@ type scanned struct {
 	Message string `json:"message,omitempty"`
 }
 
-// maxScanFile bounds a folder's file read for a scan; larger ones are
-// scanned up to it (the validator would refuse them whole anyway).
-const maxScanFile = archive.DefaultMaxExpandedBytes
+// maxScanFile bounds what a scan reads of a file: a larger one is scanned
+// up to it and reported as too large (codeTooLargeToScan), as the
+// validator refuses it whole anyway.
+var maxScanFile int64 = archive.DefaultMaxExpandedBytes
+
+// The codes of paths scan could not scan whole: nothing in them to scan (a
+// folder without a regular file: not clean, but most likely the wrong
+// path), or a file larger than it reads.
+const (
+	codeNothingToScan  = "nothing_to_scan"
+	codeTooLargeToScan = "too_large"
+)
+
+// scanError is why scan could not scan a path whole, with its code.
+type scanError struct{ code, msg string }
+
+func (e *scanError) Error() string { return e.msg }
+
+// tooLarge is the refusal of the files a scan read only the first
+// maxScanFile bytes of.
+func tooLarge(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	return &scanError{codeTooLargeToScan, fmt.Sprintf("%s: larger than the %s scan reads of a file; only the start is scanned, and the validator refuses the artifact",
+		strings.Join(quoteAll(paths), ", "), bytesize.Format(maxScanFile))}
+}
 
 func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["scan"].flagSet(stderr)
@@ -116,7 +146,11 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			if r.Verdict == "" {
 				continue
 			}
-			out.printf("%s %s (its files as the validator read them, though it refuses the archive)\n", r.Verdict, printable(r.Path))
+			what := "its files as the validator read them, though it refuses the archive"
+			if r.Code == codeTooLargeToScan {
+				what = "what it read"
+			}
+			out.printf("%s %s (%s)\n", r.Verdict, printable(r.Path), what)
 		} else {
 			out.printf("%s %s\n", r.Verdict, printable(r.Path))
 		}
@@ -181,7 +215,7 @@ func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
 func scanPath(p string, pol scan.Policy) scanned {
 	files, sum, refused, err := filesOf(p)
 	if err != nil {
-		r := rejected(p, err)
+		r := scanRejected(p, err)
 		return scanned{Path: p, Code: r.Code, Message: r.Message, Findings: []scan.Finding{}}
 	}
 	res := pol.Judge(scan.Files(files), nil)
@@ -193,10 +227,18 @@ func scanPath(p string, pol scan.Policy) scanned {
 		out.Digest = sum.String()
 	}
 	if refused != nil {
-		r := rejected(p, refused)
+		r := scanRejected(p, refused)
 		out.Code, out.Message = r.Code, r.Message
 	}
 	return out
+}
+
+// scanRejected is rejected, with scan's own codes.
+func scanRejected(p string, err error) validation {
+	if e, ok := errors.AsType[*scanError](err); ok {
+		return validation{Path: p, Code: e.code, Message: e.msg}
+	}
+	return rejected(p, err)
 }
 
 // filesOf reads what a path holds, as the scanner reads an artifact, and
@@ -209,12 +251,19 @@ func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err er
 		return nil, sum, nil, err
 	}
 	if st.IsDir() {
-		files, err = folderFiles(p)
-		return files, sum, nil, err
+		files, large, err := folderFiles(p)
+		if err == nil && len(files) == 0 {
+			err = &scanError{codeNothingToScan, "the folder holds no regular file to scan"}
+		}
+		return files, sum, tooLarge(large), err
 	}
 	data, err := readAtMost(p, maxScanFile)
 	if err != nil {
 		return nil, sum, nil, err
+	}
+	if int64(len(data)) > maxScanFile {
+		// Its digest would be of the start alone: none is given.
+		return []archive.File{{Path: filepath.Base(p), Data: data[:maxScanFile]}}, sum, tooLarge([]string{filepath.Base(p)}), nil
 	}
 	sum = digest.Of(data)
 	if _, ok := archive.FormatOf(p); ok {
@@ -246,10 +295,10 @@ func skillMDOnly(err error) bool {
 }
 
 // folderFiles reads a folder's regular files, with slash-separated paths
-// relative to it; symbolic links are not followed.
-func folderFiles(dir string) ([]archive.File, error) {
-	var out []archive.File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// relative to it, and lists those larger than maxScanFile (read up to it);
+// symbolic links are not followed.
+func folderFiles(dir string) (out []archive.File, large []string, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -261,10 +310,15 @@ func folderFiles(dir string) ([]archive.File, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		out = append(out, archive.File{Path: filepath.ToSlash(rel), Data: data})
+		rel = filepath.ToSlash(rel)
+		if int64(len(data)) > maxScanFile {
+			data = data[:maxScanFile]
+			large = append(large, rel)
+		}
+		out = append(out, archive.File{Path: rel, Data: data})
 		return nil
 	})
-	return out, err
+	return out, large, err
 }
 
 // wrapArchive gives an archive's refusal the artifact error shape, so
