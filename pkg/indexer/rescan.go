@@ -96,8 +96,9 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	}
 	complete := failed == 0 && len(todo) == pending
 	rec := newRecorder()
+	var d *decisions // the decisions of the write that happened
 	c, _, err := catalog.UpdateWith(ctx, ix.store, func(c *catalog.Catalog) error {
-		d := &decisions{}
+		d = &decisions{}
 		now := ix.now().UTC()
 		for _, r := range out {
 			if r == nil {
@@ -122,17 +123,25 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	if err != nil && !errors.Is(err, catalog.ErrNoChange) {
 		return nil, fmt.Errorf("update catalog: %w", err)
 	}
+	var errs []error
 	if err == nil && c != nil {
+		// What came back is published again, as a round's revivals are:
+		// signed at this revision, counted, its allows audited.
+		res.Published = d.published
+		if c, res.Resigned, err = ix.signPublished(ctx, c, d, false); err != nil {
+			errs = append(errs, err)
+		}
 		res.Revision = c.Revision
 	}
 	for _, g := range rec.gone {
 		res.Gone = append(res.Gone, g.change())
 	}
+	ix.countPublished(ctx, res)
 	ix.auditGone(ctx, rec)
 	ix.log.InfoContext(ctx, "rescanned", "engine", engine, "versions", len(todo)-failed, "pending", pending-len(todo)+failed,
 		"withdrawn", len(rec.gone), "restored", len(rec.restored))
 	res.sort()
-	return res, nil
+	return res, errors.Join(errs...)
 }
 
 // rescanOne reads a version's blob, validates it again (which scans it)
@@ -181,10 +190,7 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 	case res.Verdict == scan.Block:
 		d.scanWithdraw(c, e, v, r.policy, now)
 	case v.Gone != nil:
-		code := v.Gone.Code
-		if c.SetGone(e, v, nil) {
-			d.restored = append(d.restored, restoredChange{Change: changeOf(e, e.Version(r.label)), code: code})
-		}
+		d.restore(c, e, v)
 	}
 	return nil
 }

@@ -34,15 +34,20 @@ func (ix *Indexer) Reindex(ctx context.Context) (*Result, error) {
 	return res, ix.rescanInto(ctx, res)
 }
 
-// rescanInto runs Rescan and adds what it took out of service to res.
+// rescanInto runs Rescan and adds what it took out of service and put
+// back to res.
 func (ix *Indexer) rescanInto(ctx context.Context, res *Result) error {
 	rs, err := ix.Rescan(ctx)
+	if rs != nil {
+		res.Gone = append(res.Gone, rs.Gone...)
+		res.Published = append(res.Published, rs.Published...)
+		res.Resigned += rs.Resigned
+		res.Revision = max(res.Revision, rs.Revision)
+		res.sort()
+	}
 	if err != nil {
 		return fmt.Errorf("rescan: %w", err)
 	}
-	res.Gone = append(res.Gone, rs.Gone...)
-	res.Revision = max(res.Revision, rs.Revision)
-	res.sort()
 	return nil
 }
 

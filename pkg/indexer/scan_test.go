@@ -339,3 +339,57 @@ func TestRescanSignsTheAICatalog(t *testing.T) {
 		t.Errorf("the AI Catalog records the revocations %+v, want %+v", r, want)
 	}
 }
+
+// TestRescanRestores: a version an older rule pack blocked, whose bytes
+// this pack judges clean, is put back by the rescan as a publication: in
+// Published, with the audit event version_restored, latest again, and
+// signed at the rescan's revision (a version published unsigned gets its
+// bundle now).
+func TestRescanRestores(t *testing.T) {
+	key := newSigner(t)
+	e := newEnv(t, signedBy(key))
+	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
+	benign := []byte(skilltest.SkillMD("fetcher", "1.0", "Fetches, now without a pipe."))
+	e.put(catalog.BlobKey(digest.Of(benign)), benign)
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		sk := c.Skills["fetcher"]
+		if err := sk.LoadHistory(); err != nil {
+			return err
+		}
+		v := sk.Versions[0]
+		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(benign), int64(len(benign)), v.PublishedAt.Add(time.Minute)
+		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Block, Engine: scan.EnginePrefix + "0"}, nil
+		sk.SetVersions(append(sk.Versions, v))
+		if !c.SetGone(sk, sk.Version("1.0"), &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: "blocked by an older pack", At: v.PublishedAt}) {
+			t.Fatal("1.0 not taken out of service")
+		}
+		c.ScanEngine = scan.EnginePrefix + "0"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sk := e.catalog().Skills["fetcher"]; sk.Latest != "0.9" {
+		t.Fatalf("set-up: latest %s", sk.Latest)
+	}
+	res, err := e.ix.Rescan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Published) != 1 || res.Published[0].Version != "1.0" {
+		t.Errorf("published: %s", dump(res.Published))
+	}
+	if n := len(e.events(obs.EventRestored)); n != 1 {
+		t.Errorf("%d version_restored events", n)
+	}
+	c := e.catalog()
+	sk := c.Skills["fetcher"]
+	if sk.Latest != "1.0" || len(c.Gone) != 0 {
+		t.Errorf("latest %s, gone %s", sk.Latest, dump(c.Gone))
+	}
+	if err := sk.LoadHistory(); err != nil {
+		t.Fatal(err)
+	}
+	if v := sk.Version("1.0"); v == nil || v.Bundle == nil || v.Scan == nil || v.Scan.Verdict != scan.Clean {
+		t.Errorf("1.0: %s", dump(v))
+	}
+}
