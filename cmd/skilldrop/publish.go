@@ -150,6 +150,12 @@ func runPublish(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, w := range p.Warnings {
 			printf(stderr, "warning %s: %s\n", printable(path), oneLine(w))
 		}
+		if p.Scan != nil && p.Result != indexer.FateRejected {
+			// Published with findings (warn): what the feeds show with it.
+			for _, f := range p.Scan.Findings {
+				printf(stderr, "warning %s: scan: %s\n", printable(path), findingLine(f))
+			}
+		}
 		if p.Result == indexer.FateRejected {
 			out.printf("rejected %s %s: %s\n", printable(path), p.Code, oneLine(p.Message))
 		} else {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -214,5 +215,24 @@ func TestPublishRefusesTheConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(bucket, "agent-skills.yaml")); !os.IsNotExist(err) {
 		t.Fatalf("the config was uploaded: %v", err)
+	}
+}
+
+// TestPublishPrintsScanWarnings: a version published with findings (warn)
+// says so on stderr, one "scan:" warning per finding, as validate does:
+// the operator sees what the feeds will show with it.
+func TestPublishPrintsScanWarnings(t *testing.T) {
+	bucket, src := t.TempDir(), t.TempDir()
+	skilltest.WriteFiles(t, src, map[string]string{
+		"rcw/SKILL.md": skilltest.SkillMD("rcw", "1", "Sets an alias.") + "echo \"alias ll=ls\" >> ~/.zshrc\n",
+		"ok/SKILL.md":  skilltest.SkillMD("ok", "1", "Clean."),
+	})
+	code, out, errOut := runCLI("publish", "--dir", bucket, filepath.Join(src, "rcw"))
+	if code != exitOK || !strings.HasPrefix(out, "published skills/rcw.zip ") ||
+		!regexp.MustCompile(`(?m)^warning .*rcw: scan: SKILL\.md:\d+: medium persistence\.shell-rc: `).MatchString(errOut) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut = runCLI("publish", "--dir", bucket, filepath.Join(src, "ok")); code != exitOK || strings.Contains(errOut, "scan:") {
+		t.Errorf("a clean skill: exit %d, stderr %q", code, errOut)
 	}
 }
