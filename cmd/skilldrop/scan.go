@@ -18,6 +18,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 )
 
 func init() {
@@ -265,7 +266,11 @@ func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err er
 		// Its digest would be of the start alone: none is given.
 		return []archive.File{{Path: filepath.Base(p), Data: data[:maxScanFile]}}, sum, tooLarge([]string{filepath.Base(p)}), nil
 	}
-	sum = digest.Of(data)
+	if filepath.Base(p) != skillsconfig.Key {
+		// An allow names an upload's bytes, never the config's (validate
+		// names each inline body's).
+		sum = digest.Of(data)
+	}
 	if _, ok := archive.FormatOf(p); ok {
 		res, err := archive.Validate(data, p, archive.Limits{})
 		if err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/indexer"
 	"github.com/skilldrop/skilldrop/pkg/publish"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -333,6 +334,9 @@ func validateConfig(p string) validation {
 	}
 	v := validation{Path: p, OK: true, Type: typeConfig, Digest: cfg.Digest, Size: int64(len(data)), Key: artifact.ConfigKey}
 	v.Warnings = cfg.RuleWarnings(scan.Default())
+	if r, ok := checkInline(p, cfg, &v); !ok {
+		return r
+	}
 	if siblings, err := os.ReadDir(filepath.Dir(p)); err == nil {
 		for _, f := range siblings {
 			if !f.IsDir() && skillsconfig.IsStray(f.Name()) {
@@ -355,6 +359,38 @@ func validateConfig(p string) validation {
 	}
 	v.Warnings = append(v.Warnings, cfg.GateWarnings(published, "")...)
 	return v
+}
+
+// checkInline checks the config's inline entries (a body) as the indexer
+// will when it reads the config: validated and scanned under the config's
+// own policy and allows. The first entry the indexer would refuse is the
+// config's rejection (ok false); a body published with findings adds them
+// to v's warnings.
+func checkInline(p string, cfg *skillsconfig.Config, v *validation) (validation, bool) {
+	entries := slices.Concat(cfg.Skills, cfg.Subagents)
+	for _, l := range cfg.Listings {
+		entries = append(entries, l.Entries...)
+	}
+	for i := range entries {
+		ce := &entries[i]
+		if ce.Body == "" {
+			continue
+		}
+		res, sum, err := indexer.CheckInline(cfg, ce, archive.DefaultLimits())
+		if err != nil {
+			r := rejected(p, err)
+			if e, ok := artifact.AsError(err); ok {
+				r.Message = e.Msg
+			}
+			r.Message = fmt.Sprintf("%s (%s, its inline body, %s): %s", ce.Field, ce.Name, sum, r.Message)
+			r.Scan = res
+			return r, false
+		}
+		for _, f := range res.Findings {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s (%s, its inline body, %s): scan: %s", ce.Field, ce.Name, sum, findingLine(f)))
+		}
+	}
+	return validation{}, true
 }
 
 // localVersions returns the versions the files of a laid-out directory

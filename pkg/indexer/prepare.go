@@ -709,7 +709,12 @@ func (ix *Indexer) putBlob(ctx context.Context, d digest.Digest, data []byte, co
 // limitsFor returns the service caps with a config entry's own on top:
 // max_artifact_bytes may only lower the service cap, the others replace it.
 func (ix *Indexer) limitsFor(ce *skillsconfig.Entry) archive.Limits {
-	lim := ix.limits
+	return EntryLimits(ix.limits, ce)
+}
+
+// EntryLimits are lim with the caps of entry ce (nil: none) in force: a
+// smaller artifact size, and the archive caps it sets.
+func EntryLimits(lim archive.Limits, ce *skillsconfig.Entry) archive.Limits {
 	if ce == nil {
 		return lim
 	}

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skilldrop/skilldrop/pkg/archive"
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/scan"
+	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
 	"github.com/skilldrop/skilldrop/pkg/store"
 )
 
@@ -97,4 +99,22 @@ func (ix *Indexer) Check(ctx context.Context, key string, data []byte) (a *artif
 		return nil, false, &artifact.Error{Code: r.Code, Entry: key, Msg: strings.TrimPrefix(r.Message, key+": ")}
 	}
 	return a, slices.Contains(d.unchanged, key), nil
+}
+
+// CheckInline checks an inline entry of cfg (its body) as the indexer does
+// when it reads the config: validated under the entry's type, name and
+// caps (over lim), then scanned and judged under cfg's policy and the
+// allows the entry gives those bytes. It returns the judged scan and the
+// bytes' digest (what an allow names); a verdict that blocks is a
+// *ScanBlockedError, invalid bytes their *artifact.Error.
+func CheckInline(cfg *skillsconfig.Config, ce *skillsconfig.Entry, lim archive.Limits) (*scan.Result, digest.Digest, error) {
+	data := []byte(ce.Body)
+	v, err := validateEntry(ce, data, EntryLimits(lim, ce))
+	if err != nil {
+		return nil, digest.Of(data), err
+	}
+	if r := v.judge(cfg, ce, skillsconfig.Key, ce.Name); r != nil {
+		return r.scan, v.Digest, &ScanBlockedError{Err: &artifact.Error{Code: r.Code, Entry: skillsconfig.Key, Msg: r.Message}, Digest: v.Digest, Scan: *r.scan}
+	}
+	return v.Scan, v.Digest, nil
 }
