@@ -26,9 +26,11 @@ func init() {
 		name:    "scan",
 		summary: "scan files, folders and archives for dangerous content with the indexer's rule pack, executing nothing",
 		args:    "[--block SEVERITY] [--json] FILE-or-FOLDER... | --rules [--block SEVERITY] [--json]",
-		about: `Scans every file statically, as the indexer scans an upload before it publishes it: a folder's regular files
-(symbolic links are not followed), an archive's files as the validator reads them (nothing is extracted), any
-other file as it is. Prints, per argument, "<verdict> <path>" (clean, warn or block) and one line per finding,
+		about: `Scans every file statically, as the indexer scans an upload before it publishes it: a skill folder's regular
+files (one holding SKILL.md or agent.md; an archive in it is a nested archive), an archive's files as the
+validator reads them (nothing is extracted), any other file as it is. Any other folder (a bucket, a folder of
+skills) is the artifacts it holds, each scanned on its own: every skill folder in it, and every other file, an
+archive as an archive. Symbolic links are not followed. Prints, per argument, "<verdict> <path>" (clean, warn or block) and one line per finding,
 "  <file>:<line>: <severity> <rule>: <message>", then for a file or an archive the digest an allow in
 agent-skills.yaml names; with --json, one JSON document (its shape is in the README).
 --block sets the lowest severity that blocks (critical, high, medium or low; default high), as agent-skills.yaml's
@@ -125,12 +127,14 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	pol := scan.Policy{Block: sev}
 	status := exitOK
 	results := make([]scanned, 0, len(paths))
-	for _, p := range paths {
-		r := scanPath(p, pol)
-		if r.Verdict == scan.Block || r.Code != "" {
-			status = exitFailure
+	for _, arg := range paths {
+		for _, p := range scanTargets(arg) {
+			r := scanPath(p, pol)
+			if r.Verdict == scan.Block || r.Code != "" {
+				status = exitFailure
+			}
+			results = append(results, r)
 		}
-		results = append(results, r)
 	}
 	out := &resultWriter{w: stdout}
 	if *asJSON {
@@ -209,7 +213,51 @@ func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
 	return finish(out, stderr, exitOK)
 }
 
-// scanPath scans one argument. An archive the validator refuses only for
+// scanTargets are the artifacts a path holds, each scanned on its own as
+// the indexer would read it: a file, or a skill folder (one holding
+// SKILL.md or agent.md), as it is; any other folder (a bucket, a folder
+// of skills) is what it holds: each skill folder in it, and each other
+// file, archives included, which are scanned as archives, never as a
+// nested archive of the folder. Symbolic links are not followed.
+func scanTargets(p string) []string {
+	if !isDir(p) || isSkillFolder(p) {
+		return []string{p}
+	}
+	var out []string
+	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			// A folder that cannot be read: scanned on its own, which
+			// reports why.
+			out = append(out, q)
+			return filepath.SkipDir
+		case q == p:
+			return nil
+		case d.IsDir() && isSkillFolder(q):
+			out = append(out, q)
+			return filepath.SkipDir
+		case d.Type().IsRegular():
+			out = append(out, q)
+		}
+		return nil
+	})
+	if len(out) == 0 {
+		return []string{p} // nothing to scan, which its scan reports
+	}
+	return out
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// isSkillFolder reports whether dir holds a SKILL.md or an agent.md.
+func isSkillFolder(dir string) bool {
+	return isRegular(filepath.Join(dir, artifact.SkillFile)) || isRegular(filepath.Join(dir, artifact.AgentFile))
+}
+
+// scanPath scans one artifact. An archive the validator refuses only for
 // its SKILL.md (files under a top folder, as downloads often are, or a
 // broken frontmatter) is refused and scanned all the same: what it holds
 // matters to whoever is about to fix and upload it.

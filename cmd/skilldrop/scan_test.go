@@ -210,3 +210,43 @@ func TestScanShortOfWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestScanFolderOfArtifacts: a folder that is not a skill folder (a bucket,
+// a folder of skills) is scanned as the artifacts it holds, each its own
+// result with its own verdict: an archive in it is scanned as an archive
+// (an executable inside blocks, and exit is 1), never waved through as a
+// nested archive of the folder, and a skill folder in it is one result.
+// A skill folder's archives stay nested archives of that skill.
+func TestScanFolderOfArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	elf := "\x7fELF\x02\x01\x01" + strings.Repeat("\x00", 200)
+	skilltest.WriteFiles(t, dir, map[string]string{
+		"bucket/skills/e.zip":           string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("e"), "bin/t": elf})),
+		"bucket/skills/ok.md":           skillDoc("ok"),
+		"bucket/skills/folder/SKILL.md": skillDoc("folder"),
+		"bucket/skills/folder/run.sh":   "echo hi\n",
+		"bucket/skills/folder/sub/x.md": "deeper\n",
+		"skill/SKILL.md":                skillDoc("skill"),
+		"skill/assets/e.zip":            string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("e"), "bin/t": elf})),
+	})
+	bucket := filepath.Join(dir, "bucket")
+	code, out, _ := runCLI("scan", bucket)
+	want := []string{
+		"block " + filepath.Join(bucket, "skills", "e.zip") + "\n  bin/t: high executable.native: ",
+		"clean " + filepath.Join(bucket, "skills", "folder") + "\n",
+		"clean " + filepath.Join(bucket, "skills", "ok.md") + "\n",
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("want %q in:\n%s", w, out)
+		}
+	}
+	if code != exitFailure || strings.Count(out, "\n"+"clean ")+strings.Count(out, "\nblock ")+1 != 3 || strings.Contains(out, "nested-archive") {
+		t.Errorf("exit %d, want 1 and three results, no nested archive:\n%s", code, out)
+	}
+	// A skill folder is one skill: an archive in it is nested in it.
+	if code, out, _ = runCLI("scan", filepath.Join(dir, "skill")); code != exitOK || !strings.HasPrefix(out, "warn "+filepath.Join(dir, "skill")+"\n") ||
+		!strings.Contains(out, "assets/e.zip: medium nested-archive.archive") {
+		t.Errorf("a skill folder: exit %d:\n%s", code, out)
+	}
+}
