@@ -88,6 +88,19 @@ func TestDefaultVisibility(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `did you mean "default_visibility"?`) {
 		t.Errorf("a misspelt default_visibility: %v", err)
 	}
+	// Another tool's word for a key, no slip of the keyboard, is named
+	// too, where the key it means belongs.
+	for doc, want := range map[string]string{
+		"revocations:\n  - name: x\n":                   `unknown key "revocations" in the top level (did you mean "revoke"?)`,
+		"skills:\n  - name: x\n    allowlist: []\n":     `unknown key "allowlist" in an entry (did you mean "allow"?)`,
+		"scan:\n  threshold: medium\n":                  `unknown key "threshold" in scan (did you mean "block"?)`,
+		"skills:\n  - name: x\n    threshold: medium\n": `unknown key "threshold" in an entry`,
+	} {
+		_, err := Parse([]byte("version: 1\n" + doc))
+		if err == nil || !strings.Contains(err.Error(), want) || (strings.HasSuffix(want, "entry") && strings.Contains(err.Error(), "did you mean")) {
+			t.Errorf("%q: %v, want %q", doc, err, want)
+		}
+	}
 }
 
 // TestDescriptionOverridesArePlainText: an override is held to the

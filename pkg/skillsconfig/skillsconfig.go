@@ -835,7 +835,8 @@ func yamlMessage(doc []byte, err error) string {
 		}
 		l = goTypes.ReplaceAllString(l, "$1")
 		if m := mismatch.FindStringSubmatch(l); m != nil {
-			l = fmt.Sprintf("line %s: %swant %s, got %s", m[1], keyOnLine(doc, m[1]), yamlWant(m[4]), yamlGot(m[2], m[3]))
+			line, key := keyOf(doc, m[1], m[2])
+			l = fmt.Sprintf("line %s: %swant %s, got %s", line, key, yamlWant(m[4]), yamlGot(m[2], m[3]))
 		}
 		lines = append(lines, l)
 	}
@@ -848,6 +849,30 @@ func yamlMessage(doc []byte, err error) string {
 		msg = msg[:500] + "…"
 	}
 	return "YAML: " + msg
+}
+
+// keyOf is the line (1-based, as a decimal string) and "key: " of the key
+// whose value is the node of YAML tag tag the decoder placed on line n
+// (key "" when there is none). A block mapping or list starts on the line
+// of its first item, under its key ("allow:" on the line before
+// "digest: …"), so that key owns it; any other node is the value of the
+// key on its own line.
+func keyOf(doc []byte, n, tag string) (line, key string) {
+	i, err := strconv.Atoi(n)
+	lines := strings.Split(string(doc), "\n")
+	if (tag == "map" || tag == "seq") && err == nil && i >= 1 && i <= len(lines) && !flowValue.MatchString(lines[i-1]) {
+		for j := i - 2; j >= 0; j-- {
+			l := strings.TrimSpace(lines[j])
+			if l == "" || strings.HasPrefix(l, "#") {
+				continue
+			}
+			if m := ownerKey.FindStringSubmatch(lines[j]); m != nil {
+				return strconv.Itoa(j + 1), m[1] + ": "
+			}
+			break
+		}
+	}
+	return n, keyOnLine(doc, n)
 }
 
 // keyOnLine is "key: " for the key line n (1-based, as a decimal string)
@@ -897,6 +922,8 @@ func yamlWant(goType string) string {
 
 var (
 	lineKey      = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_-]{0,63})\s*:`)
+	flowValue    = regexp.MustCompile(`^\s*(?:-\s+)?[A-Za-z_][A-Za-z0-9_-]{0,63}\s*:\s*[\[{]`)
+	ownerKey     = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_-]{0,63})\s*:\s*(?:#.*)?$`)
 	mismatch     = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 	unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (?:skillsconfig\.)?(\S+)$`)
 	goTypes      = regexp.MustCompile(`\b(?:skillsconfig\.)?raw(Config|Listing|Entry|Scan|Allow|Revoke)\b`)

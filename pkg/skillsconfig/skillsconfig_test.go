@@ -207,7 +207,11 @@ func TestYAMLErrorsSpeakToOperators(t *testing.T) {
 		"skills: 3\n":                               `line 1: skills: want a list (- item per line), got a number "3"`,
 		"scan: [a]\n":                               "line 1: scan: want a mapping (key: value), got a list",
 		"skills:\n  - name: [a]\n":                  "line 2: name: want a string, got a list",
-		"listings:\n  - a\n":                        "line 2: want a mapping (key: value), got a list",
+		"listings:\n  - a\n":                        "line 1: listings: want a mapping (key: value), got a list",
+		// A block node is named by the key it is under, on that key's
+		// line, not by its own first key.
+		"skills:\n  - name: a\n    allow:\n      digest: x\n": "line 3: allow: want a list (- item per line), got a mapping (key: value)",
+		"revoke:\n\n  # the bad one\n  name: x\n":             "line 1: revoke: want a list (- item per line), got a mapping (key: value)",
 	} {
 		_, err := Parse([]byte(v1(doc)))
 		if !errors.As(err, &e) || !strings.Contains(e.Msg, want) || strings.Contains(e.Msg, "unmarshal") {

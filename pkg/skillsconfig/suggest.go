@@ -43,7 +43,11 @@ func unknownKey(line, key, typ string) string {
 		return msg
 	}
 	msg += " in " + lv.where
-	if best := closest(key, lv.keys); best != "" {
+	best := closest(key, lv.keys)
+	if syn, ok := synonyms[strings.ToLower(key)]; ok && best == "" && contains(lv.keys, syn) {
+		best = syn
+	}
+	if best != "" {
 		return msg + fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	for _, other := range []string{"rawConfig", "rawListing", "rawEntry"} {
@@ -52,6 +56,14 @@ func unknownKey(line, key, typ string) string {
 		}
 	}
 	return msg
+}
+
+// synonyms are the words for a key that are no slip of the keyboard but
+// another name for it, as other tools spell it.
+var synonyms = map[string]string{
+	"revocation": "revoke", "revocations": "revoke", "revoked": "revoke", "revokes": "revoke",
+	"allowlist": "allow", "allow_list": "allow", "allowed": "allow", "allows": "allow", "whitelist": "allow", "exceptions": "allow",
+	"threshold": "block", "block_on": "block", "severity": "block",
 }
 
 // closest returns the key nearest to s when it is near enough to be a slip
