@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,8 +37,9 @@ func init() {
   <name>/ holding agent.md (and no SKILL.md)       a sub-agent: its agent.md
   agent-skills.yaml                                the operator config
 The name a file or folder name implies must equal the frontmatter's (name_mismatch). Every artifact is scanned
-as the indexer scans it, under the default policy: what blocks is rejected (scan_blocked), other findings are
-warnings ("scan: <file>:<line>: <severity> <rule>: <message>"); skilldrop scan prints findings alone.
+as the indexer scans it, and judged under the default policy, or inside a directory laid out like the bucket
+under that bucket's agent-skills.yaml (its scan.block, and the allows its entry gives those bytes): what blocks is
+rejected (scan_blocked), other findings are warnings ("scan: <file>:<line>: <severity> <rule>: <message>"); skilldrop scan prints findings alone.
 
 Prints one line per argument: "ok <path> <name> <type> <digest>" (for agent-skills.yaml: "ok <path> - config <digest>")
 or "rejected <path> <code>: <message>"; warnings and notes on stderr. With --json, one JSON document instead
@@ -68,8 +70,9 @@ type validation struct {
 	Code     string   `json:"code,omitempty"`
 	Message  string   `json:"message,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Scan is the content scan under the default policy (the bucket's
-	// agent-skills.yaml may set another threshold and allow findings).
+	// Scan is the content scan, judged under the default policy, or inside
+	// a bucket layout under that bucket's agent-skills.yaml (its threshold,
+	// and the allows its entry gives these bytes).
 	Scan *scan.Result `json:"scan,omitempty"`
 	// Publish is what `skilldrop publish` uploads instead, for a folder the
 	// bucket serves otherwise (a skill folder inside a bucket layout).
@@ -298,19 +301,62 @@ func validateAs(p, key string, data []byte, lim archive.Limits) validation {
 	if err != nil {
 		return rejected(p, err)
 	}
+	// Inside a bucket layout, judged as that bucket's indexer judges: under
+	// its config's scan policy and the allows its entry gives these bytes.
 	var pol scan.Policy
-	res := pol.Judge(a.Scan, nil)
+	var allows map[string]string
+	cfg, root, cfgErr := bucketConfig(p, key)
+	if cfg != nil {
+		kind := catalog.KindSkill
+		if k.Kind == artifact.KindSubagent {
+			kind = catalog.KindSubagent
+		}
+		pol, allows = cfg.Policy(), cfg.Touches(kind, k.Listing, k.Name).Allows(a.Digest)
+	}
+	res := pol.Judge(a.Scan, allows)
+	v := validation{Path: p, Scan: &res}
+	if cfgErr != nil {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("the bucket's %s cannot be used (%v): judged under the default scan policy, "+
+			"though the bucket's indexer holds every new publication until it is fixed", printable(filepath.Join(root, skillsconfig.Key)), cfgErr))
+	}
 	if res.Verdict == scan.Block {
-		return validation{Path: p, Code: scan.CodeBlocked, Message: res.BlockedMessage(pol, a.Digest.String()), Scan: &res}
+		v.Code, v.Message = scan.CodeBlocked, res.BlockedMessage(pol, a.Digest.String())
+		return v
 	}
-	v := validation{
-		Path: p, OK: true, Name: a.Name, Type: string(a.Type), Version: a.Version, Digest: a.Digest, Size: a.Size,
-		Key: key, Warnings: a.Warnings, Scan: &res,
-	}
+	v.OK, v.Name, v.Type, v.Version, v.Digest, v.Size, v.Key = true, a.Name, string(a.Type), a.Version, a.Digest, a.Size, key
+	v.Warnings = append(v.Warnings, a.Warnings...)
 	for _, f := range res.Findings {
 		v.Warnings = append(v.Warnings, "scan: "+findingLine(f))
 	}
 	return v
+}
+
+// bucketConfig reads the agent-skills.yaml of the bucket layout p is the
+// object at key of (the root p is key under), or nil when p is in none or
+// the bucket has no config (the default policy, as the indexer's); err is
+// why the config there cannot be read or does not parse.
+func bucketConfig(p, key string) (cfg *skillsconfig.Config, root string, err error) {
+	if abs, err := filepath.Abs(p); err == nil {
+		abs = filepath.ToSlash(abs)
+		for _, at := range []string{abs, abs + "/" + path.Base(key)} { // a file, or a folder and its SKILL.md
+			if r, ok := strings.CutSuffix(at, "/"+key); ok {
+				root = filepath.FromSlash(r)
+				break
+			}
+		}
+	}
+	if root == "" {
+		return nil, "", nil
+	}
+	data, err := readAtMost(filepath.Join(root, skillsconfig.Key), skillsconfig.MaxBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, root, nil
+	case err != nil:
+		return nil, root, err
+	}
+	cfg, err = skillsconfig.Parse(data)
+	return cfg, root, err
 }
 
 // validateConfig validates the operator config as the indexer will when it
