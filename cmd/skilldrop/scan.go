@@ -16,6 +16,7 @@ import (
 	"github.com/skilldrop/skilldrop/pkg/artifact"
 	"github.com/skilldrop/skilldrop/pkg/bytesize"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/publish"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 	"github.com/skilldrop/skilldrop/pkg/skillmd"
 	"github.com/skilldrop/skilldrop/pkg/skillsconfig"
@@ -31,8 +32,8 @@ files (one holding SKILL.md or agent.md; an archive in it is a nested archive), 
 validator reads them (nothing is extracted), any other file as it is. Any other folder (a bucket, a folder of
 skills) is the artifacts it holds, each scanned on its own: every skill folder in it, and every other file, an
 archive as an archive. Symbolic links are not followed. Prints, per argument, "<verdict> <path>" (clean, warn or block) and one line per finding,
-"  <file>:<line>: <severity> <rule>: <message>", then for a file or an archive the digest an allow in
-agent-skills.yaml names; with --json, one JSON document (its shape is in the README).
+"  <file>:<line>: <severity> <rule>: <message>", then the digest an allow in agent-skills.yaml names (a skill
+folder's: of its SKILL.md in a bucket layout, which serves it alone, else of the zip publish packs); with --json, one JSON document (its shape is in the README).
 --block sets the lowest severity that blocks (critical, high, medium or low; default high), as agent-skills.yaml's
 scan.block does.
 
@@ -58,8 +59,8 @@ folder is empty or a file too large), 2 on usage errors`,
 type scanned struct {
 	Path    string       `json:"path"`
 	Verdict scan.Verdict `json:"verdict,omitempty"`
-	// Digest is a file's or an archive's, as an allow names the bytes it
-	// is for (a folder has none: its files are uploaded one by one).
+	// Digest is a file's or an archive's, or a skill folder's (folderDigest),
+	// as an allow names the bytes it is for.
 	Digest   string         `json:"digest,omitempty"`
 	Findings []scan.Finding `json:"findings"`
 	// Code and Message say why the path could not be scanned.
@@ -304,6 +305,9 @@ func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err er
 		if err == nil && len(files) == 0 {
 			err = &scanError{codeNothingToScan, "the folder holds no regular file to scan"}
 		}
+		if err == nil && len(large) == 0 {
+			sum = folderDigest(p)
+		}
 		return files, sum, tooLarge(large), err
 	}
 	data, err := readAtMost(p, maxScanFile)
@@ -334,6 +338,26 @@ func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err er
 		return c.Files, sum, wrapArchive(err), nil
 	}
 	return []archive.File{{Path: filepath.Base(p), Data: data}}, sum, nil, nil
+}
+
+// folderDigest is the digest of what the bucket reads from a skill or
+// sub-agent folder, what an allow names: inside a bucket layout the
+// SKILL.md (or agent.md) it serves alone, else what publish uploads (the
+// zip it packs); zero when there is none (publish would refuse it).
+func folderDigest(dir string) digest.Digest {
+	for _, name := range []string{artifact.SkillFile, artifact.AgentFile} {
+		f := filepath.Join(dir, name)
+		if _, ok := artifact.BucketKeyOf(f); ok && isRegular(f) {
+			if data, err := readAtMost(f, maxScanFile); err == nil && int64(len(data)) <= maxScanFile {
+				return digest.Of(data)
+			}
+			return digest.Digest{}
+		}
+	}
+	if up, err := publish.Prepare(dir, publish.Options{}); err == nil {
+		return digest.Of(up.Body)
+	}
+	return digest.Digest{}
 }
 
 // skillMDOnly reports whether the validator refused an archive for its

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/publish"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
@@ -43,15 +44,28 @@ func TestScanCommand(t *testing.T) {
 	if code, out, _ = runCLI("scan", "--block", "medium", filepath.Join(dir, "pathy.md")); code != exitFailure || !strings.HasPrefix(out, "block ") {
 		t.Errorf("--block medium: exit %d:\n%s", code, out)
 	}
-	// A file's or an archive's findings come with the digest an allow
-	// names (a folder's files are uploaded one by one: no digest).
+	// A file's, an archive's or a skill folder's findings come with the
+	// digest an allow names: a folder's is that of the zip publish packs.
 	zipBytes, err := os.ReadFile(filepath.Join(dir, "fetcher.zip"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	up, err := publish.Prepare(filepath.Join(dir, "fetcher"), publish.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, out, _ = runCLI("scan", filepath.Join(dir, "fetcher.zip"), filepath.Join(dir, "fetcher"))
-	if want := "  digest " + digest.Of(zipBytes).String() + " (what an allow"; strings.Count(out, "  digest ") != 1 || !strings.Contains(out, want) {
-		t.Errorf("want one line %q:\n%s", want, out)
+	for _, sum := range []digest.Digest{digest.Of(zipBytes), digest.Of(up.Body)} {
+		if want := "  digest " + sum.String() + " (what an allow"; strings.Count(out, "  digest ") != 2 || !strings.Contains(out, want) {
+			t.Errorf("want a line %q:\n%s", want, out)
+		}
+	}
+	// In a bucket layout, a skill folder is served as its SKILL.md alone:
+	// that file's digest is the one.
+	skilltest.WriteFiles(t, dir, map[string]string{"b/skills/fetcher/SKILL.md": skillDoc("fetcher") + curl, "b/skills/fetcher/run.sh": "echo"})
+	_, out, _ = runCLI("scan", filepath.Join(dir, "b", "skills", "fetcher"))
+	if want := "  digest " + digest.Of([]byte(skillDoc("fetcher")+curl)).String() + " "; !strings.Contains(out, want) {
+		t.Errorf("want %q:\n%s", want, out)
 	}
 	if code, out, _ = runCLI("scan", filepath.Join(dir, "bad.zip")); code != exitFailure || !strings.Contains(out, "rejected ") {
 		t.Errorf("a refused archive: exit %d:\n%s", code, out)
