@@ -322,16 +322,19 @@ func decomment(v *view) *view {
 var noiseMarks = [...]string{"<!--", "/*", "''", `""`}
 
 // stripNoise appends line to out without its comments and empty quotes.
+// Where a comment ends is looked for once per place it could, so that a
+// line of openers no closer follows costs one search, not one per opener.
 func stripNoise(out, line []byte) []byte {
+	html, block := closer{end: "-->"}, closer{end: "*/"}
 	for i := 0; i < len(line); {
 		switch {
 		case hasAt(line, i, "<!--"):
-			if k := indexFrom(line, i+4, "-->"); k >= 0 {
+			if k := html.after(line, i+4); k >= 0 {
 				i = k + 3
 				continue
 			}
 		case hasAt(line, i, "/*"):
-			if k := indexFrom(line, i+2, "*/"); k >= 0 {
+			if k := block.after(line, i+2); k >= 0 {
 				i = k + 2
 				continue
 			}
@@ -343,6 +346,22 @@ func stripNoise(out, line []byte) []byte {
 		i++
 	}
 	return out
+}
+
+// closer finds where a comment ends, remembering its last search: the
+// first end at or after from was at (-1: none).
+type closer struct {
+	end      string
+	from, at int
+	searched bool
+}
+
+// after is where the first end at or after from starts in t, or -1.
+func (c *closer) after(t []byte, from int) int {
+	if !c.searched || from < c.from || (c.at >= 0 && c.at < from) {
+		c.from, c.at, c.searched = from, indexFrom(t, from, c.end), true
+	}
+	return c.at
 }
 
 func hasAt(t []byte, i int, s string) bool {

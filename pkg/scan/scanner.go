@@ -38,7 +38,8 @@ const (
 const (
 	maxPerRule  = 3
 	MaxFindings = 200
-	// collectCap bounds the findings held while scanning.
+	// collectCap bounds the findings held while scanning (at most twice
+	// that many, the most severe kept).
 	collectCap = 10 * MaxFindings
 )
 
@@ -139,23 +140,28 @@ func (s *scanner) add(r *Rule, file string, line int, note string) {
 	if _, ok := s.first[r]; !ok {
 		s.first[r] = f
 	}
-	if r.Signal() || len(s.findings) >= collectCap {
+	if r.Signal() {
 		return
 	}
 	s.findings = append(s.findings, f)
+	if len(s.findings) >= 2*collectCap {
+		// Held in bounds by dropping the least severe, never the first
+		// found: a flood of minor findings must not hide a critical one.
+		s.findings = mostSevere(s.findings, collectCap)
+	}
 }
 
 // report is the findings, most severe first, then by file, line and rule,
 // at most MaxFindings of them.
-func (s *scanner) report() []Finding {
-	out := s.findings
-	slices.SortStableFunc(out, func(a, b Finding) int {
+func (s *scanner) report() []Finding { return mostSevere(s.findings, MaxFindings) }
+
+// mostSevere sorts findings most severe first, then by file, line and rule,
+// and keeps the first n.
+func mostSevere(findings []Finding, n int) []Finding {
+	slices.SortStableFunc(findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(b.Severity, a.Severity), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Rule, b.Rule))
 	})
-	if len(out) > MaxFindings {
-		out = out[:MaxFindings]
-	}
-	return out
+	return findings[:min(len(findings), n)]
 }
 
 // overBudget reports, once, that the scan stopped short.
@@ -197,7 +203,11 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	if sv := shellView(v); sv != nil {
 		s.patterns(sv, out)
 	}
-	s.comments(v, depth, out)
+	if s.inComment == 0 {
+		// Comments do not nest: an <!-- inside one is its text (and an
+		// unclosed one's content, to the end, holds every later one).
+		s.comments(v, depth, out)
+	}
 	if depth < s.budget.MaxDepth {
 		s.blobs(v, depth, out)
 	}

@@ -75,9 +75,20 @@ func base62CRC(b []byte) string {
 	return string(out)
 }
 
-// lineStart is where the logical line holding offset i of t starts.
-func lineStart(t []byte, i int) int {
-	return bytes.LastIndexByte(t[:i], '\n') + 1
+// lookBack is how far before a match the validators read its line: a
+// line that starts further back is too long to judge (whole false), and
+// each judges it the strict way, so that a text of one long line costs a
+// bounded amount per match and hides nothing by its length.
+const lookBack = 4096
+
+// lineStart is where the logical line holding offset i of t starts, or,
+// when that is more than lookBack bytes back (whole false), i-lookBack.
+func lineStart(t []byte, i int) (ls int, whole bool) {
+	from := max(0, i-lookBack)
+	if k := bytes.LastIndexByte(t[from:i], '\n'); k >= 0 {
+		return from + k + 1, true
+	}
+	return from, from == 0
 }
 
 // words are the lower-cased words of b (letters, digits, _ and -).
@@ -121,7 +132,10 @@ func readsCredential(t []byte, start, end int) bool {
 	if bytes.HasSuffix(bytes.ToLower(bytes.TrimRight(t[start:end], " \t\"'`)")), []byte(".pub")) {
 		return false
 	}
-	ls := lineStart(t, start)
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true // too long a line to tell a read from a mention: a read
+	}
 	// The token that holds the path, and what comes before it.
 	ts := start
 	for ts > ls && bytes.IndexByte([]byte(" \t|;&()`<>\"'"), t[ts-1]) < 0 {
@@ -181,7 +195,10 @@ var disclaimers = set("never", "not", "don't", "dont", "doesn't", "won't", "refu
 // text like 'ignore previous instructions'", "never delete files without
 // asking for confirmation".
 func cited(t []byte, start, _ int) bool {
-	ls := lineStart(t, start)
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return false // too long a line to tell whether a quote is open: an order
+	}
 	pre := t[ls:start]
 	if bytes.Count(pre, []byte{'"'})%2 == 1 || bytes.Count(pre, []byte{'`'})%2 == 1 ||
 		bytes.Count(pre, []byte("\u201c")) > bytes.Count(pre, []byte("\u201d")) {
