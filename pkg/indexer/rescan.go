@@ -140,6 +140,9 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	for _, g := range rec.gone {
 		res.Gone = append(res.Gone, g.change())
 	}
+	if err := ix.record(ctx, rec, c, res); err != nil {
+		errs = append(errs, err)
+	}
 	ix.countPublished(ctx, res)
 	ix.auditGone(ctx, rec)
 	ix.log.InfoContext(ctx, "rescanned", "engine", engine, "versions", len(todo)-failed, "pending", pending-len(todo)+failed,

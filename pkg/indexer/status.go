@@ -76,7 +76,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 // code, bytes and message, and nothing published from the key since) is a
 // redelivery: it is reported in the result as Repeated and nothing else.
 func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
-	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && !rec.judged && !rec.strayed {
+	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && len(rec.restored) == 0 && !rec.judged && !rec.strayed {
 		return nil
 	}
 	now := ix.now().UTC()
@@ -116,6 +116,11 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 				}
 				st.Warn(key, []string{skillsconfig.StrayMessage()})
 			}
+		}
+		// A version back in service closes the rejection that kept its
+		// bytes out, before this invocation's own rejections are judged.
+		for _, r := range rec.restored {
+			st.CloseRejections(r.Name, r.Digest, now)
 		}
 		for i, r := range rec.rejections {
 			if repeated(st, r, cat) {
@@ -260,7 +265,7 @@ func publicRejection(r rejection, repeated bool) Rejection {
 // repeats them; a fetch's names the URL and the cause.
 func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
 	prev := st.LatestRejection(r.Key, r.Name)
-	if prev == nil || prev.Code != r.Code || prev.Message != r.Message {
+	if prev == nil || !prev.Closed.IsZero() || prev.Code != r.Code || prev.Message != r.Message {
 		return false
 	}
 	switch {
