@@ -140,6 +140,9 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	for _, g := range rec.gone {
 		res.Gone = append(res.Gone, g.change())
 	}
+	for _, r := range rec.restored {
+		res.Restored = append(res.Restored, r.change())
+	}
 	if err := ix.record(ctx, rec, c, res); err != nil {
 		errs = append(errs, err)
 	}

@@ -60,7 +60,10 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 		res.Gone = append(res.Gone, g.change())
 		r.gone = append(r.gone, g)
 	}
-	r.restored = append(r.restored, d.restored...)
+	for _, rs := range d.restored {
+		res.Restored = append(res.Restored, rs.change())
+		r.restored = append(r.restored, rs)
+	}
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
 	res.Held = append(res.Held, pr.plan.held...)
