@@ -183,6 +183,10 @@ type rejectionStatus struct {
 	Code    string    `json:"code"`
 	Message string    `json:"message"`
 	State   string    `json:"state"`
+	// Digest is the refused bytes' (absent when they could not be hashed),
+	// Findings those that block scan_blocked bytes.
+	Digest   digest.Digest  `json:"digest,omitzero"`
+	Findings []scan.Blocker `json:"findings,omitempty"`
 }
 
 type keyWarning struct {
@@ -378,7 +382,8 @@ func judge(ctx context.Context, st store.Store, c *catalog.Catalog, all, shown [
 	out := make([]rejectionStatus, len(shown))
 	var heads []int
 	for i, r := range shown {
-		out[i] = rejectionStatus{Time: r.Time.UTC(), Key: r.Key, Name: r.Name, Code: r.Code, Message: r.Message, State: stateOpen}
+		out[i] = rejectionStatus{Time: r.Time.UTC(), Key: r.Key, Name: r.Name, Code: r.Code, Message: r.Message, State: stateOpen,
+			Digest: r.Digest, Findings: r.Findings}
 		switch {
 		case supersededAt(all, i):
 			out[i].State = stateSuperseded

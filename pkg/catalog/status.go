@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // MaxRejections bounds the rejection history kept in the status document.
@@ -72,6 +73,9 @@ type Rejection struct {
 	// for the same bytes is recognised and not recorded twice.
 	Digest digest.Digest `json:"digest,omitzero"`
 	ETag   string        `json:"etag,omitempty"`
+	// Findings are the findings that blocked a scan_blocked rejection's
+	// bytes (at most scan.MaxFindings).
+	Findings []scan.Blocker `json:"findings,omitempty"`
 	// Closed is when the version a revoked or scan_blocked rejection kept
 	// out of service was put back (zero: it was not).
 	Closed time.Time `json:"closed,omitzero"`

@@ -297,6 +297,8 @@ type Rejection struct {
 	Message string        `json:"message"`
 	Name    string        `json:"name,omitempty"`
 	Digest  digest.Digest `json:"digest,omitzero"`
+	// Findings are the findings that block a scan_blocked rejection's bytes.
+	Findings []scan.Blocker `json:"findings,omitempty"`
 	// Repeated is set when the same rejection (key, code, bytes and message) was
 	// already the newest recorded for the key, as on a redelivered event:
 	// it is not recorded, audited or counted again.

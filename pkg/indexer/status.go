@@ -132,6 +132,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 			fresh[i] = true
 			st.Reject(catalog.Rejection{
 				Key: r.Key, Code: r.Code, Message: r.Message, Time: now, Name: r.Name, Digest: r.Digest, ETag: r.ETag,
+				Findings: scan.Blockers(r.blocking),
 			})
 		}
 		after, err := json.Marshal(st)
@@ -157,7 +158,8 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		if !fresh[i] {
 			continue
 		}
-		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
+		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name, Digest: r.Digest,
+			Findings: scan.Blockers(r.blocking)})
 		byCode[r.Code]++
 		for _, rule := range rulesOf(r.blocking) {
 			byRule[rule]++
@@ -255,7 +257,8 @@ func rulesOf(fs []scan.Finding) []string {
 }
 
 func publicRejection(r rejection, repeated bool) Rejection {
-	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Repeated: repeated}
+	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Findings: scan.Blockers(r.blocking),
+		Repeated: repeated}
 }
 
 // repeated reports whether r is already the newest rejection of its key:
