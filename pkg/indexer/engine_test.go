@@ -3,9 +3,11 @@ package indexer
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
+	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
@@ -112,5 +114,37 @@ func TestOlderBuildLowersScanEngine(t *testing.T) {
 	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "1.0", "Fetches more.")))
 	if c := e.catalog(); c.ScanEngine != scan.Engine() {
 		t.Errorf("catalog engine %q, want %q", c.ScanEngine, scan.Engine())
+	}
+}
+
+// TestOlderPackDoesNotBlockWhatANewerPassed: bytes this build's pack
+// blocks, which a newer pack judged clean and published, stay in service
+// when their key is read again: no rejection, nothing gone.
+func TestOlderPackDoesNotBlockWhatANewerPassed(t *testing.T) {
+	e := newEnv(t)
+	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
+	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		sk := c.Skills["fetcher"]
+		if err := sk.LoadHistory(); err != nil {
+			return err
+		}
+		v := sk.Versions[0]
+		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
+		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Clean, Engine: newerEngine}, nil
+		sk.Latest = "1.0"
+		sk.SetVersions(append(sk.Versions, v))
+		c.ScanEngine = newerEngine
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.put("skills/fetcher.md", blockedDoc)
+	res := e.reindex()
+	if len(res.Rejected) != 0 || len(res.Gone) != 0 {
+		t.Errorf("rejected %s, gone %s", dump(res.Rejected), dump(res.Gone))
+	}
+	if sk := e.skill("fetcher"); sk.Latest != "1.0" || !sk.Served() {
+		t.Errorf("latest %s, served %v", sk.Latest, sk.Served())
 	}
 }
