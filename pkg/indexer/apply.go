@@ -135,6 +135,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		}
 	}
 	slices.SortFunc(d.orphans, func(a, b target) int { return strings.Compare(a.String(), b.String()) })
+	d.published = lastOfEach(d.published)
 	if !d.changed && (!p.establish || c.Revision > 0) {
 		return d, catalog.ErrNoChange
 	}
@@ -414,6 +415,30 @@ func recordSources(c *catalog.Catalog, p *plan) (holds, etags bool) {
 // allEntries returns every skill and sub-agent, in a stable order.
 func allEntries(c *catalog.Catalog) []*catalog.Entry {
 	return append(c.SortedSkills(), c.SortedSubagents()...)
+}
+
+// lastOfEach keeps the last change of each version (a version a lifted
+// revocation restores and its key's claim makes latest is one
+// publication), in order.
+func lastOfEach(chs []Change) []Change {
+	type version struct {
+		kind                   catalog.Kind
+		listing, name, version string
+	}
+	last := map[version]int{}
+	for i, ch := range chs {
+		last[version{ch.Kind, ch.Listing, ch.Name, ch.Version}] = i
+	}
+	if len(last) == len(chs) {
+		return chs
+	}
+	out := make([]Change, 0, len(last))
+	for i, ch := range chs {
+		if last[version{ch.Kind, ch.Listing, ch.Name, ch.Version}] == i {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // lowerScanEngine keeps c.ScanEngine the oldest engine any version was

@@ -69,7 +69,10 @@ func TestLiftedRevocationRereads(t *testing.T) {
 	if got := rejectionCodes(res); len(got) != 1 || got[0] != CodeRevoked {
 		t.Fatalf("set-up: rejections %v, want revoked", got)
 	}
-	e.drop("agent-skills.yaml", []byte("version: 1\n"))
+	res = e.drop("agent-skills.yaml", []byte("version: 1\n"))
+	if len(res.Published) != 1 || len(res.Restored) != 1 {
+		t.Errorf("published %s, restored %s; want 1.2.0 once", dump(res.Published), dump(res.Restored))
+	}
 	sk := e.skill("deploy")
 	if sk.Latest != "1.2.0" || !sk.Served() {
 		t.Errorf("latest %s, served %v; want 1.2.0, the bytes the key holds", sk.Latest, sk.Served())
