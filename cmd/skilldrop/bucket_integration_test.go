@@ -41,9 +41,9 @@ func TestPublishStatusReindexOnABucket(t *testing.T) {
 		// A re-index indexes what was uploaded.
 		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"published skill deploy-via-pr 1.0 skills/deploy-via-pr.zip", "1 published"}, noOrigin},
 		{[]string{"publish", "--bucket", bucket, "deploy-via-pr"}, exitOK, []string{"unchanged skills/deploy-via-pr.zip deploy-via-pr 1.0 sha256:"}, ""},
-		{[]string{"reindex", "--bucket", bucket, "--origin", "https://skills.example.com"}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}, ""},
+		{[]string{"reindex", "--bucket", bucket, "--origin", "https://skills.example.com"}, exitOK, []string{"0 published, 0 withdrawn, 0 gone, 0 rejected, 1 unchanged"}, ""},
 		// The catalog now records the origin: a later re-index keeps it, and says nothing.
-		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 rejected, 1 unchanged"}, ""},
+		{[]string{"reindex", "--bucket", bucket}, exitOK, []string{"0 published, 0 withdrawn, 0 gone, 0 rejected, 1 unchanged"}, ""},
 		{[]string{"status", "--bucket", bucket}, exitOK, []string{"s3://" + bucket, "deploy-via-pr", "1.0", "archive", "recent rejections: none"}, ""},
 		{[]string{"status", "--bucket", awstest.Name(t, "skilldrop-missing")}, exitFailure, nil, ""},
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,8 +21,10 @@ func init() {
 		name:    "reindex",
 		summary: "reconcile the catalog with every key of a bucket or directory (keeps the version history); with --verify, re-hash and repair its blobs",
 		args:    "(--bucket NAME [--region R] [--profile P] [--metric-namespace NS] | --dir DIR [--signing-key FILE]) [--origin URLS] [--default-visibility V] [--verify [--json]] [--log-level L]",
-		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" and
-"rejected <key> <code>: <message>" (" (already recorded)" for a rejection the status document held),
+		about: `Prints one line per change: "published|withdrawn <kind> <name> <version> <source>" (a published
+version put back in service ends " (restored: was revoked|scan_blocked)"), "gone <kind> <name> <version>
+<source> revoked|scan_blocked: <reason>" (a version taken out of service) and "rejected <key> <code>:
+<message>" (" (already recorded)" for a rejection the status document held),
 "held <key>: waits for a valid agent-skills.yaml" (an upload held while the bucket's config is not the
 one in force), then a summary. Against a bucket it counts the UploadRejected metrics the indexer Lambda would.
 It writes catalog/ and blobs/ into the bucket or directory, as the indexer does, and rendered/ with
@@ -125,10 +129,18 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out := &resultWriter{w: stdout}
 	if res != nil {
 		for _, c := range res.Published {
-			out.printf("published %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source))
+			note := ""
+			if r := restoredAs(res, c); r != "" {
+				note = " (restored: was " + r + ")"
+			}
+			out.printf("published %s %s %s %s%s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source), note)
 		}
 		for _, c := range res.Withdrawn {
 			out.printf("withdrawn %s %s %s %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source))
+		}
+		for _, c := range res.Gone {
+			out.printf("gone %s %s %s %s %s: %s\n", c.Kind, c.ID(), printable(c.Version), printable(c.Source), c.Gone.Code,
+				oneLine(c.Gone.Reason))
 		}
 		for _, k := range res.Held {
 			out.printf("held %s: waits for a valid agent-skills.yaml\n", printable(k))
@@ -154,8 +166,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if res.Resigned > 0 {
 				unchanged += fmt.Sprintf(" (%d signed again with the new key)", res.Resigned)
 			}
-			out.printf("reindexed %s: %d published, %d withdrawn, %s, %s, catalog revision %d\n",
-				tg.String(), len(res.Published), len(res.Withdrawn), rejected, unchanged, res.Revision)
+			published := strconv.Itoa(len(res.Published)) + " published"
+			if len(res.Restored) > 0 {
+				published += fmt.Sprintf(" (%d restored)", len(res.Restored))
+			}
+			out.printf("reindexed %s: %s, %d withdrawn, %s, %s, %s, catalog revision %d\n",
+				tg.String(), published, len(res.Withdrawn), goneSummary(res.Gone), rejected, unchanged, res.Revision)
 		}
 	}
 	if rerr != nil {
@@ -166,6 +182,37 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		warnNoOrigin(ctx, st, &tg, stderr)
 	}
 	return finish(out, stderr, exitOK)
+}
+
+// restoredAs is why published version c had been out of service, when
+// this run put it back ("": it had not been).
+func restoredAs(res *indexer.Result, c indexer.Change) string {
+	for _, r := range res.Restored {
+		if r.Kind == c.Kind && r.Listing == c.Listing && r.Name == c.Name && r.Version == c.Version && r.Gone != nil {
+			return r.Gone.Code
+		}
+	}
+	return ""
+}
+
+// goneSummary counts the versions taken out of service, by code:
+// "1 gone (1 scan_blocked)".
+func goneSummary(gone []indexer.Change) string {
+	s := strconv.Itoa(len(gone)) + " gone"
+	byCode := map[string]int{}
+	for _, c := range gone {
+		if c.Gone != nil {
+			byCode[c.Gone.Code]++
+		}
+	}
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(byCode)) {
+		parts = append(parts, fmt.Sprintf("%d %s", byCode[code], code))
+	}
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
 }
 
 // warnNoOrigin says, after a re-index of a bucket, when its catalog records

@@ -28,8 +28,8 @@ func init() {
 		summary: "print the published skills and sub-agents with their latest versions, and the recent rejections",
 		args:    "(--bucket NAME [--region R] [--profile P] | --dir DIR) [--all] [--versions] [--rejections N] [--json]",
 		about: `Reads catalog/catalog.json and catalog/status.json; writes nothing. Each rejection is marked with what
-became of it since: open (still the last word on its key), fixed (a later version was published from the key, or
-a later agent-skills.yaml put in force), deleted (the key is gone) or superseded (a later rejection of the key).
+became of it since: open (still the last word on its key), fixed (a later version was published from the key,
+a revoked or scan_blocked version of its bytes is back in service, or a later agent-skills.yaml put in force), deleted (the key is gone) or superseded (a later rejection of the key).
 Keys and messages are printed with every character that could act on a terminal escaped; --json keeps the exact
 values (such characters as \uXXXX escapes). The JSON shape is in the README.
 
@@ -183,6 +183,10 @@ type rejectionStatus struct {
 	Code    string    `json:"code"`
 	Message string    `json:"message"`
 	State   string    `json:"state"`
+	// Digest is the refused bytes' (absent when they could not be hashed),
+	// Findings those that block scan_blocked bytes.
+	Digest   digest.Digest  `json:"digest,omitzero"`
+	Findings []scan.Blocker `json:"findings,omitempty"`
 }
 
 type keyWarning struct {
@@ -378,11 +382,12 @@ func judge(ctx context.Context, st store.Store, c *catalog.Catalog, all, shown [
 	out := make([]rejectionStatus, len(shown))
 	var heads []int
 	for i, r := range shown {
-		out[i] = rejectionStatus{Time: r.Time.UTC(), Key: r.Key, Name: r.Name, Code: r.Code, Message: r.Message, State: stateOpen}
+		out[i] = rejectionStatus{Time: r.Time.UTC(), Key: r.Key, Name: r.Name, Code: r.Code, Message: r.Message, State: stateOpen,
+			Digest: r.Digest, Findings: r.Findings}
 		switch {
 		case supersededAt(all, i):
 			out[i].State = stateSuperseded
-		case fixedSince(c, r):
+		case !r.Closed.IsZero() || fixedSince(c, r):
 			out[i].State = stateFixed
 		case isConfigRejection(r):
 			// Open while the bucket's config is still the one refused: a

@@ -197,3 +197,39 @@ func TestReindexNamesWhatItHolds(t *testing.T) {
 		t.Fatalf("reindex output:\n%s", out)
 	}
 }
+
+// TestStatusMarksARestoreFixed: a scan_blocked rejection (a stricter
+// threshold) is fixed once the version is back in service (the threshold
+// removed), not left open while the version is served.
+func TestStatusMarksARestoreFixed(t *testing.T) {
+	bucket := t.TempDir()
+	rc := skilltest.SkillMD("rc", "1", "Adds an alias.") + "\necho \"alias ll=ls\" >> ~/.bashrc\n"
+	skilltest.WriteFiles(t, bucket, map[string]string{"skills/rc/SKILL.md": rc, "agent-skills.yaml": "version: 1\n"})
+	state := func(step string) string {
+		t.Helper()
+		if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+			t.Fatalf("%s: reindex: exit %d, %s", step, code, errOut)
+		}
+		_, out, _ := runCLI("status", "--dir", bucket, "--json")
+		var doc statusDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		var got []string
+		for _, r := range doc.Rejections {
+			got = append(got, r.Code+" "+r.State)
+		}
+		return strings.Join(got, ",")
+	}
+	if got := state("warned"); got != "" {
+		t.Fatalf("warned: rejections %q", got)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\nscan:\n  block: medium\n"})
+	if got := state("blocked"); got != "scan_blocked open" {
+		t.Fatalf("blocked: %q, want scan_blocked open", got)
+	}
+	skilltest.WriteFiles(t, bucket, map[string]string{"agent-skills.yaml": "version: 1\n"})
+	if got := state("restored"); got != "scan_blocked fixed" {
+		t.Errorf("restored: %q, want scan_blocked fixed", got)
+	}
+}

@@ -34,7 +34,7 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 		"published skill l/solo 1 listings/l/skills/solo.md",
 		"published subagent reviewer ",
 		"rejected skills/wrong.md name_mismatch:",
-		"reindexed " + bucket + ": 4 published, 0 withdrawn, 1 rejected",
+		"reindexed " + bucket + ": 4 published, 0 withdrawn, 0 gone, 1 rejected",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("reindex output lacks %q:\n%s", want, out)
@@ -43,7 +43,7 @@ func TestStatusAndReindexOfADirectory(t *testing.T) {
 	// Again: nothing new, and the rejection is reported as already recorded.
 	if code, out, _ := runCLI("reindex", "--dir", bucket); code != exitOK ||
 		!strings.Contains(out, "rejected skills/wrong.md name_mismatch: ") || !strings.Contains(out, " (already recorded)\n") ||
-		!strings.Contains(out, "0 published, 0 withdrawn, 1 rejected (1 already recorded), 4 unchanged") {
+		!strings.Contains(out, "0 published, 0 withdrawn, 0 gone, 1 rejected (1 already recorded), 4 unchanged") {
 		t.Fatalf("second reindex: exit %d\n%s", code, out)
 	}
 	if n := len(loadFrom(t, bucket, catalog.LoadStatus).Rejections); n != 1 {

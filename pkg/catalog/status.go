@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // MaxRejections bounds the rejection history kept in the status document.
@@ -72,6 +73,12 @@ type Rejection struct {
 	// for the same bytes is recognised and not recorded twice.
 	Digest digest.Digest `json:"digest,omitzero"`
 	ETag   string        `json:"etag,omitempty"`
+	// Findings are the findings that blocked a scan_blocked rejection's
+	// bytes (at most scan.MaxFindings).
+	Findings []scan.Blocker `json:"findings,omitempty"`
+	// Closed is when the version a revoked or scan_blocked rejection kept
+	// out of service was put back (zero: it was not).
+	Closed time.Time `json:"closed,omitzero"`
 }
 
 // LatestRejection returns the newest rejection recorded for key and name
@@ -83,6 +90,28 @@ func (s *Status) LatestRejection(key, name string) *Rejection {
 		}
 	}
 	return nil
+}
+
+// CloseRejections marks closed, at at, each key's newest rejection that
+// is revoked or scan_blocked for the bytes d of name (the version back in
+// service) and not closed yet. It reports whether it closed any.
+func (s *Status) CloseRejections(name string, d digest.Digest, at time.Time) bool {
+	type keyName struct{ key, name string }
+	seen := map[keyName]bool{}
+	closed := false
+	for i := range s.Rejections {
+		r := &s.Rejections[i]
+		k := keyName{r.Key, r.Name}
+		if seen[k] {
+			continue // superseded by a newer rejection of the key
+		}
+		seen[k] = true
+		if (r.Code == GoneRevoked || r.Code == GoneScanBlocked) && r.Closed.IsZero() && (r.Name == name || r.Name == "") &&
+			!r.Digest.IsZero() && r.Digest.Equal(d) {
+			r.Closed, closed = at, true
+		}
+	}
+	return closed
 }
 
 // NewStatus returns an empty status document.

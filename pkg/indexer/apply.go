@@ -135,6 +135,7 @@ func apply(c *catalog.Catalog, p *plan) (*decisions, error) {
 		}
 	}
 	slices.SortFunc(d.orphans, func(a, b target) int { return strings.Compare(a.String(), b.String()) })
+	d.published = lastOfEach(d.published)
 	if !d.changed && (!p.establish || c.Revision > 0) {
 		return d, catalog.ErrNoChange
 	}
@@ -192,10 +193,29 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 				v.Label, cl.target, v.Digest)
 			return nil
 		}
-		if !v.Scan.Equal(cl.version.Scan) && cl.version.Scan != nil {
+		judged := cl.version.Scan
+		if v.Scan != nil && judged != nil && scan.CompareEngines(judged.Engine, v.Scan.Engine) < 0 {
+			// A newer rule pack scanned these bytes: its findings, judged
+			// under the policy and allows in force, stand.
+			pol := p.cfg.Policy()
+			res := judgeRecorded(v, pol, p.cfg.Touches(e.Kind, e.Listing, e.Name).Allows(v.Digest))
+			if res.Verdict == scan.Block {
+				d.rejections = append(d.rejections, rejection{Key: cl.rejectKey(), Code: CodeScanBlocked, Name: cl.Name,
+					Digest: v.Digest, blocking: res.Blocking(pol), scan: &res, Message: res.BlockedMessage(pol, v.Digest.String())})
+				if !res.Equal(v.Scan) {
+					v.Scan, d.changed = &res, true
+				}
+				if v.Gone == nil {
+					d.scanWithdraw(c, e, v, pol, p.now)
+				}
+				return nil
+			}
+			judged = &res
+		}
+		if !v.Scan.Equal(judged) && judged != nil {
 			// Judged again (a new policy, an allow, a rule pack): a claim
 			// is never blocked, so bytes the scan withdrew are back.
-			v.Scan = cl.version.Scan
+			v.Scan = judged
 			if v.Gone != nil && v.Gone.Code == catalog.GoneScanBlocked {
 				code := v.Gone.Code
 				if c.SetGone(e, v, nil) {
@@ -233,6 +253,7 @@ func (d *decisions) claim(c *catalog.Catalog, cl *claim, p *plan, occ *occupancy
 		e.Versions = append(e.Versions, v)
 		e.Latest = v.Label
 		d.grew = append(d.grew, cl)
+		lowerScanEngine(c, v.Scan)
 	}
 	e.SetVersions(e.Versions)
 	e.Withdrawn, e.WithdrawnAt = false, nil
@@ -394,6 +415,39 @@ func recordSources(c *catalog.Catalog, p *plan) (holds, etags bool) {
 // allEntries returns every skill and sub-agent, in a stable order.
 func allEntries(c *catalog.Catalog) []*catalog.Entry {
 	return append(c.SortedSkills(), c.SortedSubagents()...)
+}
+
+// lastOfEach keeps the last change of each version (a version a lifted
+// revocation restores and its key's claim makes latest is one
+// publication), in order.
+func lastOfEach(chs []Change) []Change {
+	type version struct {
+		kind                   catalog.Kind
+		listing, name, version string
+	}
+	last := map[version]int{}
+	for i, ch := range chs {
+		last[version{ch.Kind, ch.Listing, ch.Name, ch.Version}] = i
+	}
+	if len(last) == len(chs) {
+		return chs
+	}
+	out := make([]Change, 0, len(last))
+	for i, ch := range chs {
+		if last[version{ch.Kind, ch.Listing, ch.Name, ch.Version}] == i {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// lowerScanEngine keeps c.ScanEngine the oldest engine any version was
+// scanned by: a version an older build publishes (a downgrade, or a
+// Lambda not yet upgraded) is rescanned once a newer build runs.
+func lowerScanEngine(c *catalog.Catalog, s *scan.Result) {
+	if s != nil && c.ScanEngine != "" && scan.CompareEngines(s.Engine, c.ScanEngine) < 0 {
+		c.ScanEngine = s.Engine
+	}
 }
 
 func changeOf(e *catalog.Entry, v *catalog.Version) Change {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/skilldrop/skilldrop/pkg/catalog"
@@ -49,8 +50,10 @@ type configDecision struct {
 	reject *rejection
 	// observed is how agent-skills.yaml was read, for verify.
 	observed observation
-	// touched are the targets a change re-evaluates.
+	// touched are the targets a change re-evaluates, and reread the keys
+	// it reads again (refused as revoked, a revocation it lifts).
 	touched []target
+	reread  []string
 	// result is Result.Config.
 	result string
 }
@@ -135,6 +138,19 @@ func (ix *Indexer) decideConfig(ctx context.Context, snap *catalog.Catalog, full
 	d.change = &configChange{cfg: cfg, state: catalog.ConfigState{Digest: sum, ETag: info.ETag, YAML: string(data)}}
 	d.cfg, d.result = cfg, ConfigApplied
 	d.touched = append(configTargets(inForce), configTargets(cfg)...)
+	if lifted := liftedRevocations(inForce, cfg); len(lifted) > 0 {
+		// Bytes refused as revoked may be published now, as an allow lets
+		// scan_blocked bytes through: the entries of the name, and the keys
+		// whose open rejection names those bytes, are read again.
+		for _, e := range allEntries(snap) {
+			if slices.ContainsFunc(lifted, func(r skillsconfig.Revocation) bool { return r.Name == e.Name }) {
+				d.touched = append(d.touched, targetOf(e))
+			}
+		}
+		if d.reread, err = ix.revokedKeys(ctx, lifted); err != nil {
+			return nil, err
+		}
+	}
 	if inForce.Policy() != cfg.Policy() {
 		// A new scan threshold judges every entry's bytes again.
 		for _, e := range allEntries(snap) {
@@ -239,4 +255,45 @@ func configMessage(err error) string {
 		return e.Field + ": " + e.Msg
 	}
 	return err.Error()
+}
+
+// liftedRevocations are the revocations of before that cfg no longer
+// makes (by name, label and digest).
+func liftedRevocations(before, cfg *skillsconfig.Config) []skillsconfig.Revocation {
+	if before == nil {
+		return nil
+	}
+	var out []skillsconfig.Revocation
+	for _, r := range before.Revoke {
+		if cfg.Revokes(r.Name, r.Version, r.Digest) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// revokedKeys are the keys whose newest rejection, open, refused the bytes
+// of one of revs as revoked.
+func (ix *Indexer) revokedKeys(ctx context.Context, revs []skillsconfig.Revocation) ([]string, error) {
+	st, _, err := catalog.LoadStatus(ctx, ix.store)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("load status: %w", err)
+	}
+	var keys []string
+	for _, r := range revs {
+		for i := range st.Rejections {
+			rj := st.Rejections[i]
+			if rj.Code != CodeRevoked || !rj.Closed.IsZero() || rj.Digest.IsZero() || !rj.Digest.Equal(r.Digest) ||
+				(rj.Name != "" && rj.Name != r.Name) || slices.Contains(keys, rj.Key) {
+				continue
+			}
+			if latest := st.LatestRejection(rj.Key, rj.Name); latest == &st.Rejections[i] {
+				keys = append(keys, rj.Key)
+			}
+		}
+	}
+	return keys, nil
 }

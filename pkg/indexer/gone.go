@@ -75,10 +75,24 @@ func (d *decisions) applyRevocations(c *catalog.Catalog, cfg *skillsconfig.Confi
 // this round's scan blocks (a stricter policy, an allow removed): the
 // rejection names the source and the digest.
 func (d *decisions) withdrawBlocked(c *catalog.Catalog, occ *occupancy, p *plan) error {
+	kept := d.rejections[:0:0]
+	defer func() { d.rejections = kept }()
 	for _, r := range d.rejections {
 		if r.Code != CodeScanBlocked || r.Digest.IsZero() {
+			kept = append(kept, r)
 			continue
 		}
+		newer, err := newerPasses(occ.bySource[r.Key], r, p)
+		if err != nil {
+			return err
+		}
+		if newer {
+			// A newer rule pack judged these bytes and its findings do not
+			// block them: that judgement stands over this build's.
+			d.unchanged = append(d.unchanged, r.Key)
+			continue
+		}
+		kept = append(kept, r)
 		for _, e := range occ.bySource[r.Key] {
 			if e.Name != r.Name && r.Name != "" {
 				continue
@@ -103,6 +117,33 @@ func (d *decisions) withdrawBlocked(c *catalog.Catalog, occ *occupancy, p *plan)
 		}
 	}
 	return nil
+}
+
+// newerPasses reports whether one of entries holds the bytes of
+// scan_blocked rejection r, in service, scanned by a newer rule pack than
+// the one that blocks them now, whose recorded findings do not block under
+// the policy and allows in force.
+func newerPasses(entries []*catalog.Entry, r rejection, p *plan) (bool, error) {
+	if r.scan == nil {
+		return false, nil
+	}
+	for _, e := range entries {
+		if e.Name != r.Name && r.Name != "" {
+			continue
+		}
+		if err := e.LoadHistory(); err != nil {
+			return false, err
+		}
+		for i := range e.Versions {
+			v := &e.Versions[i]
+			if !v.Digest.Equal(r.Digest) || v.Gone != nil || v.Scan == nil || scan.CompareEngines(v.Scan.Engine, r.scan.Engine) <= 0 {
+				continue
+			}
+			res := judgeRecorded(v, p.cfg.Policy(), p.cfg.Touches(e.Kind, e.Listing, e.Name).Allows(v.Digest))
+			return res.Verdict != scan.Block, nil
+		}
+	}
+	return false, nil
 }
 
 // goneChange is a version taken out of service by this write; blocking

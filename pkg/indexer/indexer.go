@@ -221,7 +221,10 @@ type Result struct {
 	Withdrawn []Change `json:"withdrawn,omitempty"`
 	// Gone are versions taken out of service: revoked, or blocked by the
 	// content scan after they were published.
-	Gone     []Change    `json:"gone,omitempty"`
+	Gone []Change `json:"gone,omitempty"`
+	// Restored are versions put back in service (each also in
+	// Published), their Gone why they had been out.
+	Restored []Change    `json:"restored,omitempty"`
 	Rejected []Rejection `json:"rejected,omitempty"`
 	// Unchanged are keys whose current bytes were already the latest version.
 	Unchanged []string `json:"unchanged,omitempty"`
@@ -254,6 +257,7 @@ func (r *Result) sort() {
 	slices.SortStableFunc(r.Published, byChange)
 	slices.SortStableFunc(r.Withdrawn, byChange)
 	slices.SortStableFunc(r.Gone, byChange)
+	slices.SortStableFunc(r.Restored, byChange)
 	slices.SortStableFunc(r.Rejected, func(a, b Rejection) int {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Code, b.Code))
 	})
@@ -293,6 +297,8 @@ type Rejection struct {
 	Message string        `json:"message"`
 	Name    string        `json:"name,omitempty"`
 	Digest  digest.Digest `json:"digest,omitzero"`
+	// Findings are the findings that block a scan_blocked rejection's bytes.
+	Findings []scan.Blocker `json:"findings,omitempty"`
 	// Repeated is set when the same rejection (key, code, bytes and message) was
 	// already the newest recorded for the key, as on a redelivered event:
 	// it is not recorded, audited or counted again.

@@ -207,6 +207,7 @@ func (ix *Indexer) prepareWith(ctx context.Context, snap *catalog.Catalog, dec *
 	}
 	w := newWork()
 	w.addKeys(keys...)
+	w.addKeys(dec.reread...)
 	if !dec.hold {
 		// The first round that finds a config in force publishes what was held.
 		for key, src := range snap.Sources {

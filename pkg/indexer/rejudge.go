@@ -116,3 +116,10 @@ type restoredChange struct {
 	Change
 	code string
 }
+
+// change is r as a Result lists it.
+func (r restoredChange) change() Change {
+	ch := r.Change
+	ch.Gone = &catalog.Gone{Code: r.code}
+	return ch
+}

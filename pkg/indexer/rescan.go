@@ -30,11 +30,15 @@ type rescanned struct {
 }
 
 // Rescan scans again, under this build's rule pack, the published versions
-// another rule pack scanned (or none: published before scanning), and
-// records the new results; a version that now blocks is taken out of
-// service (Version.Gone, scan_blocked) with an audit event, and one that no
-// longer does is back. When every version is current, the catalog records
-// the engine, and later calls read nothing but the catalog. The scheduled
+// an older rule pack scanned (or none: published before scanning; or one
+// whose engine does not parse, scan.CompareEngines), and records the new
+// results; a version that now blocks is taken out of service
+// (Version.Gone, scan_blocked) with an audit event, and one that no
+// longer does is back. A version a newer pack judged keeps that
+// judgement: an older build cannot judge better. When every version is
+// current, the catalog records this build's engine, and later calls read
+// nothing but the catalog; after a downgrade that is the older engine,
+// so an upgrade rescans what the older build published. The scheduled
 // reconcile and a re-index call it. External entries (not re-hosted) keep
 // the scan of their fetch; revoked versions are not scanned.
 func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
@@ -68,7 +72,7 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		for _, v := range e.Versions {
-			if (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) || (v.Scan != nil && v.Scan.Engine == engine) ||
+			if (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) || scannedSince(v.Scan, engine) ||
 				strings.HasPrefix(v.SourceKey, "https://") {
 				continue
 			}
@@ -136,6 +140,12 @@ func (ix *Indexer) Rescan(ctx context.Context) (*Result, error) {
 	for _, g := range rec.gone {
 		res.Gone = append(res.Gone, g.change())
 	}
+	for _, r := range rec.restored {
+		res.Restored = append(res.Restored, r.change())
+	}
+	if err := ix.record(ctx, rec, c, res); err != nil {
+		errs = append(errs, err)
+	}
 	ix.countPublished(ctx, res)
 	ix.auditGone(ctx, rec)
 	ix.log.InfoContext(ctx, "rescanned", "engine", engine, "versions", len(todo)-failed, "pending", pending-len(todo)+failed,
@@ -181,7 +191,8 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 		return err
 	}
 	v := e.Version(r.label)
-	if v == nil || !v.Digest.Equal(r.digest) || (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) || r.result.Equal(v.Scan) {
+	if v == nil || !v.Digest.Equal(r.digest) || (v.Gone != nil && v.Gone.Code == catalog.GoneRevoked) || r.result.Equal(v.Scan) ||
+		scannedSince(v.Scan, r.result.Engine) {
 		return nil
 	}
 	res := r.result
@@ -193,4 +204,10 @@ func (d *decisions) recordRescan(c *catalog.Catalog, r *rescanned, now time.Time
 		d.restore(c, e, v)
 	}
 	return nil
+}
+
+// scannedSince reports whether s is a scan by engine or a newer one, which
+// a scan by engine does not replace (nil, never scanned: false).
+func scannedSince(s *scan.Result, engine string) bool {
+	return s != nil && scan.CompareEngines(s.Engine, engine) >= 0
 }

@@ -40,6 +40,7 @@ func (ix *Indexer) rescanInto(ctx context.Context, res *Result) error {
 	rs, err := ix.Rescan(ctx)
 	if rs != nil {
 		res.Gone = append(res.Gone, rs.Gone...)
+		res.Restored = append(res.Restored, rs.Restored...)
 		res.Published = append(res.Published, rs.Published...)
 		res.Resigned += rs.Resigned
 		res.Revision = max(res.Revision, rs.Revision)

@@ -393,3 +393,41 @@ func TestRescanRestores(t *testing.T) {
 		t.Errorf("1.0: %s", dump(v))
 	}
 }
+
+// TestScanBlockedRejectionNamesItsFindings: a scan_blocked rejection
+// carries the refused bytes' digest and each blocking finding (rule,
+// severity, file, line) as fields, in the result, the status document and
+// the audit event, beside its message.
+func TestScanBlockedRejectionNamesItsFindings(t *testing.T) {
+	e := newEnv(t)
+	res := e.drop("skills/fetcher.md", blockedDoc)
+	want := scan.Blocker{Rule: "download-exec.pipe-to-shell", Severity: scan.SeverityCritical, File: "SKILL.md", Line: 11}
+	sum := digest.Of(blockedDoc)
+	if len(res.Rejected) != 1 || len(res.Rejected[0].Findings) == 0 || res.Rejected[0].Findings[0] != want {
+		t.Errorf("result: %s", dump(res.Rejected))
+	}
+	st := e.status()
+	if len(st.Rejections) != 1 || !st.Rejections[0].Digest.Equal(sum) || len(st.Rejections[0].Findings) == 0 ||
+		st.Rejections[0].Findings[0] != want {
+		t.Errorf("status document: %s", dump(st.Rejections))
+	}
+	audits := e.audits()
+	if len(audits) != 1 {
+		t.Fatalf("%d rejected events", len(audits))
+	}
+	a := audits[0]
+	fs, _ := a["findings"].([]any)
+	if a["digest"] != sum.String() || len(fs) == 0 {
+		t.Fatalf("audit event: %v", a)
+	}
+	f, _ := fs[0].(map[string]any)
+	if f["rule"] != want.Rule || f["severity"] != "critical" || f["file"] != "SKILL.md" || f["line"] != float64(11) {
+		t.Errorf("audit event's finding: %v", f)
+	}
+	// Other rejections name their bytes too, and no findings.
+	e.drop("skills/other.md", skillDoc("wrong", "1", "Misnamed."))
+	a = e.audits()[1]
+	if a["digest"] != digest.Of(skillDoc("wrong", "1", "Misnamed.")).String() || a["findings"] != nil {
+		t.Errorf("name_mismatch audit event: %v", a)
+	}
+}

@@ -60,7 +60,10 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 		res.Gone = append(res.Gone, g.change())
 		r.gone = append(r.gone, g)
 	}
-	r.restored = append(r.restored, d.restored...)
+	for _, rs := range d.restored {
+		res.Restored = append(res.Restored, rs.change())
+		r.restored = append(r.restored, rs)
+	}
 	res.Unchanged = append(res.Unchanged, d.unchanged...)
 	res.Ignored = append(res.Ignored, pr.ignored...)
 	res.Held = append(res.Held, pr.plan.held...)
@@ -76,7 +79,7 @@ func (r *recorder) add(pr *prepared, d *decisions, changed []string, res *Result
 // code, bytes and message, and nothing published from the key since) is a
 // redelivery: it is reported in the result as Repeated and nothing else.
 func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catalog, res *Result) error {
-	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && !rec.judged && !rec.strayed {
+	if len(rec.rejections) == 0 && len(rec.warnings) == 0 && len(rec.restored) == 0 && !rec.judged && !rec.strayed {
 		return nil
 	}
 	now := ix.now().UTC()
@@ -117,6 +120,11 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 				st.Warn(key, []string{skillsconfig.StrayMessage()})
 			}
 		}
+		// A version back in service closes the rejection that kept its
+		// bytes out, before this invocation's own rejections are judged.
+		for _, r := range rec.restored {
+			st.CloseRejections(r.Name, r.Digest, now)
+		}
 		for i, r := range rec.rejections {
 			if repeated(st, r, cat) {
 				continue
@@ -124,6 +132,7 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 			fresh[i] = true
 			st.Reject(catalog.Rejection{
 				Key: r.Key, Code: r.Code, Message: r.Message, Time: now, Name: r.Name, Digest: r.Digest, ETag: r.ETag,
+				Findings: scan.Blockers(r.blocking),
 			})
 		}
 		after, err := json.Marshal(st)
@@ -149,7 +158,8 @@ func (ix *Indexer) record(ctx context.Context, rec *recorder, cat *catalog.Catal
 		if !fresh[i] {
 			continue
 		}
-		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name})
+		ix.audit.Rejected(ctx, obs.RejectedEvent{Key: r.Key, Code: r.Code, Message: r.Message, SkillName: r.Name, Digest: r.Digest,
+			Findings: scan.Blockers(r.blocking)})
 		byCode[r.Code]++
 		for _, rule := range rulesOf(r.blocking) {
 			byRule[rule]++
@@ -247,7 +257,8 @@ func rulesOf(fs []scan.Finding) []string {
 }
 
 func publicRejection(r rejection, repeated bool) Rejection {
-	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Repeated: repeated}
+	return Rejection{Key: r.Key, Code: r.Code, Message: r.Message, Name: r.Name, Digest: r.Digest, Findings: scan.Blockers(r.blocking),
+		Repeated: repeated}
 }
 
 // repeated reports whether r is already the newest rejection of its key:
@@ -260,7 +271,7 @@ func publicRejection(r rejection, repeated bool) Rejection {
 // repeats them; a fetch's names the URL and the cause.
 func repeated(st *catalog.Status, r rejection, cat *catalog.Catalog) bool {
 	prev := st.LatestRejection(r.Key, r.Name)
-	if prev == nil || prev.Code != r.Code || prev.Message != r.Message {
+	if prev == nil || !prev.Closed.IsZero() || prev.Code != r.Code || prev.Message != r.Message {
 		return false
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // EventKey is the attribute that names an audit event on its line, beside
@@ -60,6 +61,11 @@ type RejectedEvent struct {
 	Code      string // the stable rejection code, e.g. "name_mismatch"
 	Message   string // for the operator; never the artifact's content
 	SkillName string // when known; omitted from the line when empty
+	// Digest is the refused bytes' (omitted when they could not be hashed),
+	// and Findings the findings that block scan_blocked bytes (omitted
+	// for other rejections; at most scan.MaxFindings).
+	Digest   digest.Digest
+	Findings []scan.Blocker
 }
 
 // ScanAllowedEvent records that a version was published with a finding
@@ -187,6 +193,12 @@ func (a *Auditor) Rejected(ctx context.Context, e RejectedEvent) {
 	}
 	if e.SkillName != "" {
 		attrs = append(attrs, slog.String("skill_name", e.SkillName))
+	}
+	if !e.Digest.IsZero() {
+		attrs = append(attrs, slog.String("digest", e.Digest.String()))
+	}
+	if len(e.Findings) > 0 {
+		attrs = append(attrs, slog.Any("findings", e.Findings))
 	}
 	a.log(ctx, EventRejected, attrs...)
 }

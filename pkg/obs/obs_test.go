@@ -12,6 +12,7 @@ import (
 
 	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
+	"github.com/skilldrop/skilldrop/pkg/scan"
 )
 
 // line is one decoded log line: its top-level keys in order (duplicates
@@ -217,7 +218,16 @@ func TestAuditEventsAreFindableJSONLines(t *testing.T) {
 				a.Rejected(context.Background(), obs.RejectedEvent{Key: "agent-skills.yaml", Code: "config_invalid", Message: "unknown key"})
 			},
 			want:   map[string]string{"event": obs.EventRejected, "key": "agent-skills.yaml", "code": "config_invalid"},
-			absent: []string{"skill_name"},
+			absent: []string{"skill_name", "digest", "findings"},
+		},
+		{
+			name: "scan_blocked rejection carries the digest and the blocking findings",
+			emit: func(a *obs.Auditor) {
+				a.Rejected(context.Background(), obs.RejectedEvent{Key: "skills/x.md", Code: "scan_blocked", Message: "blocked", SkillName: "x",
+					Digest: expected, Findings: []scan.Blocker{{Rule: "download-exec.pipe-to-shell", Severity: scan.SeverityCritical, File: "SKILL.md", Line: 9}}})
+			},
+			want:    map[string]string{"digest": expected.String(), "code": "scan_blocked"},
+			wantKey: []string{"time", "level", "msg", "event", "key", "code", "message", "skill_name", "digest", "findings"},
 		},
 		{
 			name: "request id attached with With and in the event appears once",

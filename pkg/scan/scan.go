@@ -285,3 +285,25 @@ func Summary(fs []Finding, limit int) string {
 	}
 	return b.String()
 }
+
+// Blocker is a blocking finding as a rejection names it: its rule,
+// severity and place, without the message its rule gives every finding.
+type Blocker struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line,omitempty"`
+}
+
+// Blockers is fs as blockers, in order (nil for none); a report holds at
+// most MaxFindings findings, and so do they.
+func Blockers(fs []Finding) []Blocker {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]Blocker, len(fs))
+	for i, f := range fs {
+		out[i] = Blocker{Rule: f.Rule, Severity: f.Severity, File: f.File, Line: f.Line}
+	}
+	return out
+}
