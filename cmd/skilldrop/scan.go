@@ -96,7 +96,7 @@ func tooLarge(paths []string) error {
 		strings.Join(quoteAll(paths), ", "), bytesize.Format(maxScanFile))}
 }
 
-func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := commands["scan"].flagSet(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON document instead of lines")
 	block := fs.String("block", scan.DefaultBlock.String(), "the lowest severity that blocks: critical, high, medium or low")
@@ -130,6 +130,10 @@ func runScan(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	results := make([]scanned, 0, len(paths))
 	for _, arg := range paths {
 		for _, p := range scanTargets(arg) {
+			if ctx.Err() != nil {
+				printf(stderr, "skilldrop scan: interrupted: %d scanned, the rest not\n", len(results))
+				return exitFailure
+			}
 			r := scanPath(p, pol)
 			if r.Verdict == scan.Block || r.Code != "" {
 				status = exitFailure
