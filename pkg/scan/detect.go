@@ -45,6 +45,76 @@ func (s *scanner) comments(v *view, depth int, out emit) {
 	}
 }
 
+// markdownComments flags, as comments does, markdown's comment idiom: a
+// link reference definition no text uses, whose title is never rendered
+// ([//]: # (text), [comment]: <> "text"); the content is scanned as an
+// HTML comment's.
+func (s *scanner) markdownComments(v *view, depth int, out emit) {
+	t := v.text
+	// i is where a line starts: one definition fits a line, so each "]:"
+	// found moves on to the next line, and every byte is read once.
+	for n, i := 0, 0; n < maxComments; {
+		k := indexFrom(t, i, "]:")
+		if k < 0 {
+			return
+		}
+		ls := i + bytes.LastIndexByte(t[i:k], '\n') + 1
+		end := len(t)
+		if j := bytes.IndexByte(t[k:], '\n'); j >= 0 {
+			end = k + j
+		}
+		i = end + 1
+		body, ok := markdownComment(t[ls:end], k-ls)
+		if !ok {
+			continue
+		}
+		n++
+		found := false
+		s.inComment++
+		s.scanText(body, depth+1, func(*Rule, int, string) { found = true })
+		s.inComment--
+		if s.over {
+			return
+		}
+		if found {
+			out(s.p.detector["html-comment"], v.line(k), "in a markdown comment, [label]: # (…)")
+		}
+	}
+}
+
+// markdownComment reads line, whose "]:" is at k, as a markdown comment,
+// "[label]: # (text)" (or <> for #; "text" or 'text' for (text)), at most
+// three spaces in, and returns its text.
+func markdownComment(line []byte, k int) ([]byte, bool) {
+	open := 0
+	for open < k && open < 3 && line[open] == ' ' {
+		open++
+	}
+	if line[open] != '[' || bytes.IndexByte(line[open+1:k], ']') >= 0 {
+		return nil, false
+	}
+	rest := bytes.TrimLeft(line[k+2:], " \t")
+	switch {
+	case bytes.HasPrefix(rest, []byte("#")):
+		rest = rest[1:]
+	case bytes.HasPrefix(rest, []byte("<>")):
+		rest = rest[2:]
+	default:
+		return nil, false
+	}
+	if len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
+		return nil, false // the title is set off by a blank
+	}
+	title := bytes.Trim(rest, " \t\r")
+	if len(title) < 2 || title[len(title)-1] != titleClose[title[0]] {
+		return nil, false
+	}
+	return title[1 : len(title)-1], true
+}
+
+// titleClose closes a link title opened by its index (0: none).
+var titleClose = [256]byte{'(': ')', '"': '"', '\'': '\''}
+
 // Blob detection: base64 of at least minBase64 characters (a line of a
 // wrapped blob counts when it is at least wrappedLine long), hex of at
 // least minHex digits, or \xNN escapes of at least minEscapes bytes.

@@ -207,6 +207,7 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 		// Comments do not nest: an <!-- inside one is its text (and an
 		// unclosed one's content, to the end, holds every later one).
 		s.comments(v, depth, out)
+		s.markdownComments(v, depth, out)
 	}
 	if depth < s.budget.MaxDepth {
 		s.blobs(v, depth, out)
