@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -111,6 +112,9 @@ func normalize(data []byte) (*view, invisible) {
 			if inv.bidiLine == 0 {
 				inv.bidiLine = line
 			}
+		case combining(r):
+			// A mark on a letter (Ign\u0301ore) reads as the letter.
+			zeroRun = 0
 		case zeroWidth(r):
 			zeroRun++
 			if zeroRun == zeroWidthRun && inv.zeroWidthLine == 0 {
@@ -194,6 +198,14 @@ func zeroWidth(r rune) bool {
 	return false
 }
 
+// combining reports whether r is a combining mark, which a view drops:
+// the diacritical blocks (U+0300–036F, U+1AB0–1AFF, U+1DC0–1DFF, U+20D0–20FF,
+// U+FE20–FE2F).
+func combining(r rune) bool {
+	return r >= 0x0300 && r <= 0x036F || r >= 0x1AB0 && r <= 0x1AFF || r >= 0x1DC0 && r <= 0x1DFF ||
+		r >= 0x20D0 && r <= 0x20FF || r >= 0xFE20 && r <= 0xFE2F
+}
+
 // joinOrBreak ends a line of out (which started at lineStart) as
 // lineEnding says.
 func joinOrBreak(out []byte, lineStart int) []byte {
@@ -264,6 +276,13 @@ var confusable = map[rune]byte{
 	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u', 'χ': 'x', 'ω': 'w',
 	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P',
 	'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+	'ҽ': 'e', 'ԍ': 'g',
+	// Armenian
+	'ս': 'u', 'օ': 'o', 'ց': 'g', 'հ': 'h', 'ո': 'n', 'ք': 'p',
+	// Latin small capitals
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i', 'ᴊ': 'j', 'ᴋ': 'k',
+	'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's', 'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w',
+	'ʏ': 'y', 'ᴢ': 'z',
 	// Latin look-alikes
 	'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g', 'ℓ': 'l', 'ⅰ': 'i', 'ⅼ': 'l', 'ⅽ': 'c', 'ⅾ': 'd', 'ⅿ': 'm',
 	'‐': '-', '‑': '-', '‒': '-', '–': '-', '—': '-', '−': '-', '⁄': '/', '∕': '/', '｜': '|', '¦': '|',
@@ -318,8 +337,11 @@ func decomment(v *view) *view {
 	return out
 }
 
-// noiseMarks start the comment noise decomment takes out.
-var noiseMarks = [...]string{"<!--", "/*", "''", `""`}
+// noiseMarks start the noise decomment takes out: comments, empty quote
+// pairs, markdown's bold markers (ignore all **previous** instructions),
+// and character references, which it reads as the characters they are
+// (&#124; is |, &nbsp; a blank).
+var noiseMarks = [...]string{"<!--", "/*", "''", `""`, "**", "&#", "&nbsp;"}
 
 // stripNoise appends line to out without its comments and empty quotes.
 // Where a comment ends is looked for once per place it could, so that a
@@ -338,14 +360,44 @@ func stripNoise(out, line []byte) []byte {
 				i = k + 2
 				continue
 			}
-		case hasAt(line, i, "''"), hasAt(line, i, `""`):
+		case hasAt(line, i, "''"), hasAt(line, i, `""`), hasAt(line, i, "**"):
 			i += 2
 			continue
+		case line[i] == '&':
+			if r, n := charRef(line[i:]); n > 0 {
+				out = utf8.AppendRune(out, r)
+				i += n
+				continue
+			}
 		}
 		out = append(out, line[i])
 		i++
 	}
 	return out
+}
+
+// charRef reads the character reference b starts with (&#73;, &#x49;,
+// &nbsp;): the character, and its length (0: none).
+func charRef(b []byte) (rune, int) {
+	if hasAt(b, 0, "&nbsp;") {
+		return ' ', len("&nbsp;")
+	}
+	if !hasAt(b, 0, "&#") {
+		return 0, 0
+	}
+	end := bytes.IndexByte(b[:min(len(b), 12)], ';')
+	if end < 3 {
+		return 0, 0
+	}
+	digits, base := b[2:end], 10
+	if digits[0] == 'x' || digits[0] == 'X' {
+		digits, base = digits[1:], 16
+	}
+	n, err := strconv.ParseUint(string(digits), base, 32)
+	if err != nil || n == 0 || n > utf8.MaxRune || n >= 0xD800 && n < 0xE000 {
+		return 0, 0
+	}
+	return rune(n), end + 1
 }
 
 // closer finds where a comment ends, remembering its last search: the
