@@ -44,6 +44,9 @@ type Rule struct {
 	valid    func(text []byte, start, end int) bool
 	index    int
 	requires [][]byte
+	// prose is set for the rules of words addressed to the agent, which a
+	// paragraph may wrap onto its next line (scanner.patterns).
+	prose bool
 }
 
 // escapes are a pattern's escapes, whose letters say nothing of its case.
@@ -276,6 +279,10 @@ var detectors = []string{
 	"native-executable", "bytecode", "nested-archive", "eicar", "budget",
 }
 
+// proseCategories are the categories whose rules read sentences, not
+// commands: markdown joins a paragraph's lines, so one may wrap.
+var proseCategories = map[Category]bool{"prompt-injection": true, "hidden-text": true, "agent-safety": true}
+
 // The validators a pattern rule may name (validate.go).
 var validators = map[string]func(text []byte, start, end int) bool{
 	"not-example":      notExample,
@@ -436,6 +443,7 @@ func (p *Pack) add(r *Rule) error {
 		return errors.New("only pattern rules may be signals")
 	}
 	r.index = len(p.rules)
+	r.prose = proseCategories[r.Category]
 	p.rules = append(p.rules, r)
 	p.byID[r.ID] = r
 	return nil

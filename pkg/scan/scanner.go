@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/skilldrop/skilldrop/pkg/archive"
 )
@@ -46,6 +47,10 @@ const (
 // windowAfter is how far after a keyword a pattern may read, within its
 // logical line.
 const windowAfter = 1024
+
+// wrapReach is how near its line's end a keyword of prose must end for
+// its sentence to be read on into the next line: the rest of a phrase.
+const wrapReach = 48
 
 // lowAhead is how far past a window the patterns lower-case the text.
 const lowAhead = 4096
@@ -107,6 +112,8 @@ type scanner struct {
 	// first is where each rule (signals included) was first found, for
 	// the combinations.
 	first map[*Rule]Finding
+	// wrapped1 holds a window read on into the next line (wrapped).
+	wrapped1 wrapCache
 }
 
 // emit receives what a text scan found: rule r on line (of that text),
@@ -267,10 +274,19 @@ func (s *scanner) patterns(v *view, out emit) {
 			if r.Case != "sensitive" {
 				w = lowered(start, we)
 			}
-			if len(r.requires) > 0 && !containsAny(w, r.requires) {
-				continue
+			var loc []int
+			if len(r.requires) == 0 || containsAny(w, r.requires) {
+				loc = m.re.FindIndex(w)
 			}
-			loc := m.re.FindIndex(w)
+			if loc == nil && r.prose && we == nl && nl-end <= wrapReach {
+				// A sentence may wrap: read on into the paragraph's
+				// next line (the newline a blank, offsets as in t).
+				if w2 := s.wrapped(t, start, nl, end, r.Case != "sensitive"); w2 != nil &&
+					(len(r.requires) == 0 || containsAny(w2, r.requires)) {
+					s.pattern += int64(len(w2) - len(w))
+					loc = m.re.FindIndex(w2)
+				}
+			}
 			if loc == nil || (r.valid != nil && !r.valid(t, start, start+loc[1])) {
 				continue
 			}
@@ -278,6 +294,78 @@ func (s *scanner) patterns(v *view, out emit) {
 			out(r, v.line(start), "")
 		}
 	})
+}
+
+// wrapped is t[start:] through the line after the one ending at nl (at
+// most windowAfter past end), the newline read as a blank and lower-cased
+// when low is set, when the sentence runs on into that line (the first
+// does not end one, and the next goes on the paragraph: not blank, not a
+// heading, list item, quote, table row or code fence); else nil.
+func (s *scanner) wrapped(t []byte, start, nl, end int, low bool) []byte {
+	if nl+1 >= len(t) || endsSentence(t[end:nl]) || !continues(t[nl+1:]) {
+		return nil
+	}
+	we := min(len(t), end+windowAfter)
+	if k := bytes.IndexByte(t[nl+1:we], '\n'); k >= 0 {
+		we = nl + 1 + k
+	}
+	// The hits of one line share what the first made (it starts no
+	// later than theirs, and their windows end no later than its).
+	if c := &s.wrapped1; c.nl != nl || c.low != low || start < c.from || we > c.to || c.text != &t[0] {
+		c.nl, c.low, c.from, c.to, c.text = nl, low, start, we, &t[0]
+		c.buf = slices.Grow(c.buf[:0], we-start)[:we-start]
+		if low {
+			lowerASCII(c.buf, t[start:we])
+		} else {
+			copy(c.buf, t[start:we])
+		}
+		c.buf[nl-start] = ' '
+	}
+	c := &s.wrapped1
+	return c.buf[start-c.from : we-c.from]
+}
+
+// wrapCache is the window wrapped made last: t[from:to] (t named by its
+// first byte), the newline at nl a blank, lower-cased when low is set.
+type wrapCache struct {
+	text         *byte
+	nl, from, to int
+	low          bool
+	buf          []byte
+}
+
+// endsSentence reports whether the rest of a line ends otherwise than
+// wrapped prose does, mid-sentence: on a word (a letter or digit, any
+// non-ASCII byte, emphasis) or a comma. A full stop, a colon or a bracket
+// ends what a phrase could run on from, and lines of code end so.
+func endsSentence(rest []byte) bool {
+	rest = bytes.TrimRight(rest, " \t\r")
+	if len(rest) == 0 {
+		return false
+	}
+	c := rest[len(rest)-1]
+	return !(word[c] || c >= utf8.RuneSelf || c == ',' || c == '*')
+}
+
+// continues reports whether a line (line, up to its newline) carries on a
+// paragraph of prose.
+func continues(line []byte) bool {
+	i := 0
+	for i < len(line) && i < 4 && line[i] == ' ' {
+		i++
+	}
+	if i == 4 || i == len(line) {
+		return false // an indented code block, or the end
+	}
+	switch line[i] {
+	case '\n', '#', '-', '*', '+', '>', '|', '`', '~', '<':
+		return false
+	}
+	j := i
+	for j < len(line) && j-i < 9 && '0' <= line[j] && line[j] <= '9' {
+		j++
+	}
+	return j == i || j >= len(line) || (line[j] != '.' && line[j] != ')')
 }
 
 func containsAny(b []byte, words [][]byte) bool {
