@@ -114,8 +114,9 @@ func start(t testing.TB, name, bootstrap string, env map[string]string) *functio
 }
 
 func launch(t testing.TB, rie, name, bootstrap string, env map[string]string) (*function, error) {
-	invokeAddr := fmt.Sprintf("127.0.0.1:%d", awstest.FreePort(t))
-	runtimeAddr := fmt.Sprintf("127.0.0.1:%d", awstest.FreePort(t))
+	ports := awstest.FreePorts(t, 2)
+	invokeAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	runtimeAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	f := &function{
 		name:      name,
 		invokeURL: "http://" + invokeAddr + invokePath,

@@ -136,12 +136,24 @@ func Queue(t testing.TB, cfg aws.Config) (url, arn string) {
 // FreePort returns a loopback port that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return FreePorts(t, 1)[0]
+}
+
+// FreePorts returns n distinct free loopback ports: each is held until all
+// are chosen, as the system may hand a port just released out again (two
+// FreePort calls in a row can return the same one).
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = l.Close() }()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // Moto is a moto server of one test's own.
