@@ -344,7 +344,7 @@ func endsSentence(rest []byte) bool {
 		return false
 	}
 	c := rest[len(rest)-1]
-	return !(word[c] || c >= utf8.RuneSelf || c == ',' || c == '*')
+	return !word[c] && c < utf8.RuneSelf && c != ',' && c != '*'
 }
 
 // continues reports whether a line (line, up to its newline) carries on a
