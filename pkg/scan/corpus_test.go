@@ -602,6 +602,10 @@ func benignCorpus(t testing.TB) []benign {
 		{name: "verified-download", max: scan.Clean, body: "# Install the tool\n\n" +
 			"```sh\ncurl -O https://example.com/tool.tar.gz && sha256sum -c tool.tar.gz.sha256\n" +
 			"curl -fsSLO https://example.com/tool.tar.gz && sha256sum -c tool.tar.gz.sha256 && tar xzf tool.tar.gz\n```\n"},
+		{name: "version-from-api", max: scan.Clean, body: "# Install the latest release\n\n```sh\n" +
+			"VERSION=$(curl -s https://api.github.com/repos/x/y/releases/latest | jq -r .tag_name)\n" +
+			"curl -LO \"https://github.com/x/y/releases/download/$VERSION/tool.tar.gz\"\n" +
+			"echo \"installing $VERSION\"\nbash scripts/build.sh \"$VERSION\"\n```\n"},
 		{name: "random-data", max: scan.Clean, body: "# Test data\n\nThe fixtures are random bytes.\n",
 			files: map[string]string{"fixtures/random.bin": string(randomBytes(4<<20 - 16<<10))}},
 		{name: "inline-png", max: scan.Clean, body: "# Logo\n\n![logo](data:image/png;base64," + base64.StdEncoding.EncodeToString(img.Bytes()) + ")\n",
