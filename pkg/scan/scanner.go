@@ -106,6 +106,9 @@ type scanner struct {
 	// first is where each rule (signals included) was first found, for
 	// the combinations.
 	first map[*Rule]Finding
+	// downloads are the downloads of the texts being scanned, for
+	// runsOfDownloads.
+	downloads []download
 }
 
 // emit receives what a text scan found: rule r on line (of that text),
@@ -190,16 +193,32 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 		out(d["zero-width-run"], inv.zeroWidthLine, "")
 	}
 	s.variationSelectors(data, depth, out)
-	s.patterns(v, out)
+	base := len(s.downloads)
+	s.viewPatterns(v, out)
 	if dv := decomment(v); dv != nil {
-		s.patterns(dv, out)
+		s.viewPatterns(dv, out)
 	}
-	if sv := shellView(v); sv != nil {
-		s.patterns(sv, out)
+	sv := shellView(v)
+	if sv != nil {
+		s.viewPatterns(sv, out)
+	}
+	if len(s.downloads) > base {
+		s.runsOfDownloads(v, sv, s.downloads[base:], out)
+		s.downloads = s.downloads[:base]
 	}
 	s.comments(v, depth, out)
 	if depth < s.budget.MaxDepth {
 		s.blobs(v, depth, out)
+	}
+}
+
+// viewPatterns matches the pattern rules in v, and places the downloads
+// found there on their lines.
+func (s *scanner) viewPatterns(v *view, out emit) {
+	from := len(s.downloads)
+	s.patterns(v, out)
+	for i := from; i < len(s.downloads); i++ {
+		s.downloads[i].line = v.line(s.downloads[i].off)
 	}
 }
 
@@ -233,6 +252,9 @@ func (s *scanner) patterns(v *view, out emit) {
 			return
 		}
 		start := end - s.p.keywords.lens[k]
+		if s.p.fetchWord[k] {
+			s.noteDownload(t, start, end)
+		}
 		if nl < end {
 			if nl = indexByteFrom(t, end, '\n'); nl < 0 {
 				nl = len(t)

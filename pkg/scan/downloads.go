@@ -1,0 +1,340 @@
+package scan
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Downloads bound to a later run: a file a line downloads (curl -o x,
+// wget URL) and a later line runs (bash x, ./x), or a variable a line sets
+// to a download (code = urlopen(u).read()) and a later line evaluates
+// (exec(code)). One line's pattern cannot see both halves.
+
+// Bounds on the downloads one text follows.
+const (
+	maxDownloads = 64
+	// maxDownloadName bounds a downloaded file's or variable's name.
+	maxDownloadName = 128
+	// maxAssignment bounds what a line may hold before the download it
+	// assigns.
+	maxAssignment = 256
+)
+
+// fetchWords are the pack's keywords at which a download may start.
+var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests."}
+
+// download is a file or variable a text fills from the network.
+type download struct {
+	// name is the file's base name, or the variable's name (code set).
+	name string
+	code bool
+	// off is where it was found in the view scanned; line is its line.
+	off, line int
+}
+
+// noteDownload records the download, if any, that the keyword found at
+// t[start:end] starts.
+func (s *scanner) noteDownload(t []byte, start, end int) {
+	if len(s.downloads) >= maxDownloads {
+		return
+	}
+	if word[t[end-1]] && end < len(t) && (word[t[end]] || t[end] == '-') {
+		return // curl-config, fetch-depth
+	}
+	// At most maxAssignment bytes back: a text of one long line costs
+	// no more than one of many.
+	ls := max(0, start-maxAssignment)
+	if k := bytes.LastIndexByte(t[ls:start], '\n'); k >= 0 {
+		ls += k + 1
+	}
+	if name := assignedTo(t[ls:start]); name != "" {
+		s.downloads = append(s.downloads, download{name: name, code: true, off: start})
+		return
+	}
+	if name := downloadedFile(t, start, end); name != "" {
+		s.downloads = append(s.downloads, download{name: name, off: start})
+	}
+}
+
+// assignedTo is the variable that pre, the line up to a download call,
+// assigns ("code = ", "const js = await (await "), or "".
+func assignedTo(pre []byte) string {
+	p := bytes.TrimLeft(pre, " \t")
+	for _, kw := range []string{"const ", "let ", "var "} {
+		if q, ok := bytes.CutPrefix(p, []byte(kw)); ok {
+			p = bytes.TrimLeft(q, " \t")
+			break
+		}
+	}
+	n := 0
+	for n < len(p) && n < maxDownloadName && word[p[n]] {
+		n++
+	}
+	if n == 0 || '0' <= p[0] && p[0] <= '9' {
+		return ""
+	}
+	rest := bytes.TrimLeft(p[n:], " \t")
+	if len(rest) == 0 || rest[0] != '=' || len(rest) > 1 && rest[1] == '=' {
+		return ""
+	}
+	// Only a call may stand between the = and the download.
+	for _, c := range rest[1:] {
+		if c == ';' || c == '=' {
+			return ""
+		}
+	}
+	return strings.ToLower(string(p[:n]))
+}
+
+// downloadedFile is the base name of the file a download command at
+// t[start:end] writes (curl -o, -O, >; wget and fetch, named by the URL
+// unless -O says otherwise; aria2c -o), or "" for none, for output to a
+// pipe or standard output, and for archives and data, which are unpacked
+// or read rather than run.
+func downloadedFile(t []byte, start, end int) string {
+	cmd := t[start:end]
+	isCurl := bytes.EqualFold(cmd, []byte("curl"))
+	if !isCurl && !bytes.EqualFold(cmd, []byte("wget")) && !bytes.EqualFold(cmd, []byte("fetch")) && !bytes.EqualFold(cmd, []byte("aria2c")) {
+		return ""
+	}
+	seg := t[end:min(len(t), end+windowAfter)]
+	if k := bytes.IndexAny(seg, "\n;&|`)"); k >= 0 {
+		if seg[k] == '|' {
+			return "" // piped: the pipe-to-shell rules read it
+		}
+		seg = seg[:k]
+	}
+	var out, url []byte
+	remote := !isCurl
+	// Each word of seg, without its quotes (no allocation: most
+	// downloads are of archives, and are dropped below).
+	field := func(i int) ([]byte, int) {
+		for i < len(seg) && (seg[i] == ' ' || seg[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(seg) && seg[j] != ' ' && seg[j] != '\t' {
+			j++
+		}
+		return bytes.Trim(seg[i:j], `"'`), j
+	}
+	for i := 0; i < len(seg); {
+		tok, j := field(i)
+		i = j
+		if len(tok) == 0 {
+			continue
+		}
+		next, after := field(i)
+		switch {
+		case bytes.Contains(tok, []byte("://")):
+			if url == nil {
+				url = tok
+			}
+		case optionIs(tok, "-o", "--output", "--out", "--output-document", ">"):
+			out, i = next, after
+		case optionHas(tok, "--output=", "--out=", "--output-document="):
+			out = tok[bytes.IndexByte(tok, '=')+1:]
+		case tok[0] == '>':
+			out = tok[1:]
+		case optionIs(tok, "--remote-name", "--remote-name-all"):
+			remote = true
+		case len(tok) > 1 && tok[0] == '-' && tok[1] != '-':
+			// A cluster of short options: o takes the rest, or the next
+			// word; curl's O names the file after the URL.
+			if k := bytes.IndexAny(tok, "oO"); k > 0 {
+				switch {
+				case k+1 < len(tok):
+					out = tok[k+1:]
+				case len(next) > 0 && next[0] != '-' && !bytes.Contains(next, []byte("://")):
+					out, i = next, after
+				default:
+					remote = true
+				}
+			}
+		}
+	}
+	name := out
+	if len(name) == 0 || string(name) == "-" {
+		if string(out) == "-" || !remote || url == nil {
+			return ""
+		}
+		name = url
+		if k := bytes.IndexAny(name, "?#"); k >= 0 {
+			name = name[:k]
+		}
+	}
+	name = baseOf(name)
+	if len(name) == 0 || len(name) > maxDownloadName || dataFile(name) {
+		return ""
+	}
+	return strings.ToLower(string(name))
+}
+
+func optionIs(tok []byte, opts ...string) bool {
+	for _, o := range opts {
+		if bytes.EqualFold(tok, []byte(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+func optionHas(tok []byte, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if len(tok) >= len(p) && bytes.EqualFold(tok[:len(p)], []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// baseOf is the last element of a path, without the punctuation of a
+// sentence it ends.
+func baseOf(p []byte) []byte {
+	p = bytes.TrimRight(p, "/.,:;!?")
+	if k := bytes.LastIndexAny(p, `/\`); k >= 0 {
+		p = p[k+1:]
+	}
+	if bytes.Contains(p, []byte("://")) || string(p) == "." || string(p) == ".." {
+		return nil
+	}
+	return p
+}
+
+// baseName is baseOf p, lower-cased.
+func baseName(p string) string { return strings.ToLower(string(baseOf([]byte(p)))) }
+
+// dataSuffixes mark files a skill downloads to unpack, check or read.
+var dataSuffixes = []string{".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar.zst", ".tar", ".zip", ".gz", ".xz", ".bz2", ".zst", ".7z",
+	".json", ".yaml", ".yml", ".toml", ".csv", ".txt", ".md", ".html", ".xml", ".sha256", ".sha512", ".sha256sum", ".asc", ".sig",
+	".pem", ".crt", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".deb", ".rpm", ".dmg", ".pkg", ".msi", ".whl"}
+
+func dataFile(name []byte) bool {
+	for _, s := range dataSuffixes {
+		if len(name) >= len(s) && bytes.EqualFold(name[len(name)-len(s):], []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreters are the commands that run the script named by their first
+// operand.
+var interpreters = set("sh", "bash", "zsh", "ksh", "dash", "fish", "source", ".", "python", "python2", "python3", "node",
+	"perl", "ruby", "php", "pwsh", "powershell", "deno", "bun")
+
+// prefixes are the commands that run the command after them.
+var prefixes = set("sudo", "doas", "exec", "nohup", "env", "command", "time", "nice", "then", "do", "else", "run:", "$")
+
+// runsOfDownloads reports each later line of v (or of the shell view sv)
+// that runs a file or evaluates a variable that an earlier line
+// downloaded.
+func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
+	first := dl[0].line
+	for _, d := range dl {
+		first = min(first, d.line)
+	}
+	var scratch []byte
+	for _, w := range []*view{v, sv} {
+		if w == nil {
+			continue
+		}
+		t := w.text
+		from := 0
+		if w == v && first-1 < len(v.lines) && v.orig == nil {
+			from = v.lines[first-1]
+		}
+		for ls := from; ls < len(t); {
+			le := indexByteFrom(t, ls, '\n')
+			if le < 0 {
+				le = len(t)
+			}
+			scratch = append(scratch[:0], t[ls:le]...)
+			lowerASCII(scratch, scratch)
+			if r, off := runOf(scratch, dl, func(off int) int { return w.line(ls + off) }); r != "" {
+				rule := s.p.detector["downloaded-file-run"]
+				if r == "code" {
+					rule = s.p.detector["downloaded-code-eval"]
+				}
+				out(rule, w.line(ls+off), "")
+			}
+			ls = le + 1
+		}
+	}
+}
+
+// runOf finds in line (lower-cased) a run of a download of dl found on an
+// earlier line: "file" for a file run, "code" for a variable evaluated,
+// and where it starts in line; line(off) is the line of offset off.
+func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
+	earlier := func(name string, code bool, off int) bool {
+		for _, d := range dl {
+			if d.code == code && d.name == name && d.line < lineOf(off) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, call := range []string{"exec(", "eval(", "new function("} {
+		for i := 0; ; {
+			k := indexFrom(line, i, call)
+			if k < 0 {
+				break
+			}
+			i = k + len(call)
+			arg := bytes.TrimLeft(line[i:], " \t")
+			if c, ok := bytes.CutPrefix(arg, []byte("compile(")); ok {
+				arg = bytes.TrimLeft(c, " \t")
+			}
+			n := 0
+			for n < len(arg) && word[arg[n]] {
+				n++
+			}
+			if n > 0 && earlier(string(arg[:n]), true, k) {
+				return "code", k
+			}
+		}
+	}
+	seg := 0
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && bytes.IndexByte([]byte(";&|`()"), line[i]) < 0 {
+			continue
+		}
+		if name, at := scriptRun(line[seg:i]); name != "" && earlier(name, false, seg+at) {
+			return "file", seg + at
+		}
+		seg = i + 1
+	}
+	return "", 0
+}
+
+// scriptRun is the base name of the file a command runs (bash x, ./x,
+// /tmp/x), and where the command starts in cmd; "" for none.
+func scriptRun(cmd []byte) (string, int) {
+	toks := bytes.Fields(cmd)
+	i := 0
+	for i < len(toks) && (prefixes[string(toks[i])] || i > 0 && prefixes[string(toks[i-1])] && toks[i][0] == '-' ||
+		bytes.IndexByte(toks[i], '=') > 0 && i > 0 && string(toks[i-1]) == "env") {
+		i++
+	}
+	if i == len(toks) {
+		return "", 0
+	}
+	at := bytes.Index(cmd, toks[i])
+	first := string(bytes.Trim(toks[i], `"'`))
+	if interpreters[first] || strings.HasPrefix(first, "python3.") {
+		for _, tok := range toks[i+1:] {
+			switch a := string(bytes.Trim(tok, `"'`)); {
+			case a == "-c" || a == "-e" || a == "-m" || a == "-" || a == "<":
+				return "", 0
+			case a != "" && a[0] != '-':
+				return baseName(a), at
+			}
+		}
+		return "", 0
+	}
+	if strings.ContainsAny(first, `/\`) && !strings.Contains(first, "://") {
+		return baseName(first), at
+	}
+	return "", 0
+}
