@@ -25,7 +25,8 @@ var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.
 
 // download is a file or variable a text fills from the network.
 type download struct {
-	// name is the file's base name, or the variable's name (code set).
+	// name is the file's path (pathKey), or the variable's name (code
+	// set).
 	name string
 	code bool
 	// off is where it was found in the view scanned; line is its line.
@@ -153,21 +154,41 @@ func downloadedFile(t []byte, start, end int) string {
 			}
 		}
 	}
-	name := out
-	if len(name) == 0 || string(name) == "-" {
+	path := out
+	if len(out) == 0 || string(out) == "-" {
 		if string(out) == "-" || !remote || url == nil {
 			return ""
 		}
-		name = url
-		if k := bytes.IndexAny(name, "?#"); k >= 0 {
-			name = name[:k]
+		path = url
+		if k := bytes.IndexAny(path, "?#"); k >= 0 {
+			path = path[:k]
 		}
+		path = baseOf(path)
 	}
-	name = baseOf(name)
-	if len(name) == 0 || len(name) > maxDownloadName || dataFile(name) {
+	if name := baseOf(path); len(name) == 0 || len(path) > maxDownloadName || dataFile(name) {
 		return ""
 	}
-	return strings.ToLower(string(name))
+	return pathKey(path)
+}
+
+// pathKey is how a downloaded or run file is compared: lower-cased,
+// without a leading ./ or the punctuation of a sentence it ends.
+func pathKey(p []byte) string {
+	p = bytes.TrimRight(p, ".,:;!?")
+	for bytes.HasPrefix(p, []byte("./")) {
+		p = p[2:]
+	}
+	return strings.ToLower(string(p))
+}
+
+// samePath reports whether a run of path run runs the file downloaded to
+// path got: the same path where both name a folder, else the same base
+// name (wget's file in the working folder, a cd between them).
+func samePath(got, run string) bool {
+	if strings.ContainsAny(got, `/\`) && strings.ContainsAny(run, `/\`) {
+		return got == run
+	}
+	return baseName(got) == baseName(run)
 }
 
 func optionIs(tok []byte, opts ...string) bool {
@@ -269,7 +290,7 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 	earlier := func(name string, code bool, off int) bool {
 		for _, d := range dl {
-			if d.code == code && d.name == name && d.line < lineOf(off) {
+			if d.code == code && (d.name == name || !code && samePath(d.name, name)) && d.line < lineOf(off) {
 				return true
 			}
 		}
@@ -308,8 +329,8 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 	return "", 0
 }
 
-// scriptRun is the base name of the file a command runs (bash x, ./x,
-// /tmp/x), and where the command starts in cmd; "" for none.
+// scriptRun is the file a command runs (bash x, ./x, /tmp/x), as pathKey
+// gives it, and where the command starts in cmd; "" for none.
 func scriptRun(cmd []byte) (string, int) {
 	toks := bytes.Fields(cmd)
 	i := 0
@@ -328,13 +349,13 @@ func scriptRun(cmd []byte) (string, int) {
 			case a == "-c" || a == "-e" || a == "-m" || a == "-" || a == "<":
 				return "", 0
 			case a != "" && a[0] != '-':
-				return baseName(a), at
+				return pathKey([]byte(a)), at
 			}
 		}
 		return "", 0
 	}
 	if strings.ContainsAny(first, `/\`) && !strings.Contains(first, "://") {
-		return baseName(first), at
+		return pathKey([]byte(first)), at
 	}
 	return "", 0
 }
