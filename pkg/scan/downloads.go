@@ -321,7 +321,8 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 		if i < len(line) && bytes.IndexByte([]byte(";&|`()"), line[i]) < 0 {
 			continue
 		}
-		if name, at := scriptRun(line[seg:i]); name != "" && earlier(name, false, seg+at) {
+		if name, at, bare := scriptRun(line[seg:i]); name != "" && earlier(name, false, seg+at) &&
+			(!bare || seg == 0 || line[seg-1] != '`' || runVerb(line[:seg])) {
 			return "file", seg + at
 		}
 		seg = i + 1
@@ -329,9 +330,23 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 	return "", 0
 }
 
+// runVerbs, before a path in inline code, say it is run, not named.
+var runVerbs = [][]byte{[]byte("run"), []byte("exec"), []byte("start"), []byte("launch"), []byte("invoke"), []byte("call")}
+
+func runVerb(pre []byte) bool {
+	for _, v := range runVerbs {
+		if bytes.Contains(pre, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // scriptRun is the file a command runs (bash x, ./x, /tmp/x), as pathKey
-// gives it, and where the command starts in cmd; "" for none.
-func scriptRun(cmd []byte) (string, int) {
+// gives it, and where the command starts in cmd; "" for none. bare is
+// set for a path run as a command, which inline code in prose may only
+// name ("edit `./x.sh`").
+func scriptRun(cmd []byte) (name string, at int, bare bool) {
 	toks := bytes.Fields(cmd)
 	i := 0
 	for i < len(toks) && (prefixes[string(toks[i])] || i > 0 && prefixes[string(toks[i-1])] && toks[i][0] == '-' ||
@@ -339,23 +354,23 @@ func scriptRun(cmd []byte) (string, int) {
 		i++
 	}
 	if i == len(toks) {
-		return "", 0
+		return "", 0, false
 	}
-	at := bytes.Index(cmd, toks[i])
+	at = bytes.Index(cmd, toks[i])
 	first := string(bytes.Trim(toks[i], `"'`))
 	if interpreters[first] || strings.HasPrefix(first, "python3.") {
 		for _, tok := range toks[i+1:] {
 			switch a := string(bytes.Trim(tok, `"'`)); {
 			case a == "-c" || a == "-e" || a == "-m" || a == "-" || a == "<":
-				return "", 0
+				return "", 0, false
 			case a != "" && a[0] != '-':
-				return pathKey([]byte(a)), at
+				return pathKey([]byte(a)), at, false
 			}
 		}
-		return "", 0
+		return "", 0, false
 	}
 	if strings.ContainsAny(first, `/\`) && !strings.Contains(first, "://") {
-		return pathKey([]byte(first)), at
+		return pathKey([]byte(first)), at, true
 	}
-	return "", 0
+	return "", 0, false
 }
