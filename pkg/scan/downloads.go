@@ -42,6 +42,14 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 	if word[t[end-1]] && end < len(t) && (word[t[end]] || t[end] == '-') {
 		return // curl-config, fetch-depth
 	}
+	// A command (curl URL, fetch URL) writes a file; a call (urlopen(,
+	// requests.get(, fetch() returns the download, to a variable.
+	if t[end-1] != '.' && (end == len(t) || t[end] != '(') && !bytes.EqualFold(t[start:end], []byte("urlopen")) {
+		if name := downloadedFile(t, start, end); name != "" {
+			s.downloads = append(s.downloads, download{name: name, off: start})
+		}
+		return
+	}
 	// At most maxAssignment bytes back: a text of one long line costs
 	// no more than one of many.
 	ls := max(0, start-maxAssignment)
@@ -50,10 +58,6 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 	}
 	if name := assignedTo(t[ls:start]); name != "" {
 		s.downloads = append(s.downloads, download{name: name, code: true, off: start})
-		return
-	}
-	if name := downloadedFile(t, start, end); name != "" {
-		s.downloads = append(s.downloads, download{name: name, off: start})
 	}
 }
 
@@ -99,11 +103,14 @@ func downloadedFile(t []byte, start, end int) string {
 		return ""
 	}
 	seg := t[end:min(len(t), end+windowAfter)]
-	if k := bytes.IndexAny(seg, "\n;&|`)"); k >= 0 {
-		if seg[k] == '|' {
-			return "" // piped: the pipe-to-shell rules read it
+	for k, c := range seg {
+		if commandEnd[c] {
+			if c == '|' {
+				return "" // piped: the pipe-to-shell rules read it
+			}
+			seg = seg[:k]
+			break
 		}
-		seg = seg[:k]
 	}
 	var out, url []byte
 	remote := !isCurl
@@ -117,7 +124,7 @@ func downloadedFile(t []byte, start, end int) string {
 		for j < len(seg) && seg[j] != ' ' && seg[j] != '\t' {
 			j++
 		}
-		return bytes.Trim(seg[i:j], `"'`), j
+		return unquote(seg[i:j]), j
 	}
 	for i := 0; i < len(seg); {
 		tok, j := field(i)
@@ -125,7 +132,11 @@ func downloadedFile(t []byte, start, end int) string {
 		if len(tok) == 0 {
 			continue
 		}
-		next, after := field(i)
+		var next []byte
+		after := i
+		if tok[0] == '-' || tok[0] == '>' {
+			next, after = field(i)
+		}
 		switch {
 		case bytes.Contains(tok, []byte("://")):
 			if url == nil {
@@ -142,7 +153,11 @@ func downloadedFile(t []byte, start, end int) string {
 		case len(tok) > 1 && tok[0] == '-' && tok[1] != '-':
 			// A cluster of short options: o takes the rest, or the next
 			// word; curl's O names the file after the URL.
-			if k := bytes.IndexAny(tok, "oO"); k > 0 {
+			k := bytes.IndexByte(tok, 'o')
+			if k < 0 {
+				k = bytes.IndexByte(tok, 'O')
+			}
+			if k > 0 {
 				switch {
 				case k+1 < len(tok):
 					out = tok[k+1:]
@@ -160,7 +175,10 @@ func downloadedFile(t []byte, start, end int) string {
 			return ""
 		}
 		path = url
-		if k := bytes.IndexAny(path, "?#"); k >= 0 {
+		if k := bytes.IndexByte(path, '?'); k >= 0 {
+			path = path[:k]
+		}
+		if k := bytes.IndexByte(path, '#'); k >= 0 {
 			path = path[:k]
 		}
 		path = baseOf(path)
@@ -209,14 +227,38 @@ func optionHas(tok []byte, prefixes ...string) bool {
 	return false
 }
 
+// commandEnd are the bytes that end a download command.
+var commandEnd = func() (e [256]bool) {
+	for _, c := range "\n;&|`)" {
+		e[c] = true
+	}
+	return e
+}()
+
+// unquote is a word without the quotes around it.
+func unquote(w []byte) []byte {
+	for len(w) > 0 && (w[0] == '"' || w[0] == '\'') {
+		w = w[1:]
+	}
+	for len(w) > 0 && (w[len(w)-1] == '"' || w[len(w)-1] == '\'') {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
 // baseOf is the last element of a path, without the punctuation of a
 // sentence it ends.
 func baseOf(p []byte) []byte {
-	p = bytes.TrimRight(p, "/.,:;!?")
-	if k := bytes.LastIndexAny(p, `/\`); k >= 0 {
-		p = p[k+1:]
+	for len(p) > 0 && bytes.IndexByte([]byte("/.,:;!?"), p[len(p)-1]) >= 0 {
+		p = p[:len(p)-1]
 	}
-	if bytes.Contains(p, []byte("://")) || string(p) == "." || string(p) == ".." {
+	for k := len(p) - 1; k >= 0; k-- {
+		if p[k] == '/' || p[k] == '\\' {
+			p = p[k+1:]
+			break
+		}
+	}
+	if string(p) == "." || string(p) == ".." {
 		return nil
 	}
 	return p
@@ -225,18 +267,21 @@ func baseOf(p []byte) []byte {
 // baseName is baseOf p, lower-cased.
 func baseName(p string) string { return strings.ToLower(string(baseOf([]byte(p)))) }
 
-// dataSuffixes mark files a skill downloads to unpack, check or read.
-var dataSuffixes = []string{".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar.zst", ".tar", ".zip", ".gz", ".xz", ".bz2", ".zst", ".7z",
-	".json", ".yaml", ".yml", ".toml", ".csv", ".txt", ".md", ".html", ".xml", ".sha256", ".sha512", ".sha256sum", ".asc", ".sig",
-	".pem", ".crt", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".pdf", ".deb", ".rpm", ".dmg", ".pkg", ".msi", ".whl"}
+// dataExtensions mark files a skill downloads to unpack, check or read
+// (tool.tar.gz ends in gz).
+var dataExtensions = set("tgz", "tar", "zip", "gz", "xz", "bz2", "zst", "7z", "json", "yaml", "yml", "toml", "csv", "txt", "md",
+	"html", "xml", "sha256", "sha512", "sha256sum", "asc", "sig", "pem", "crt", "png", "jpg", "jpeg", "gif", "svg", "pdf", "deb",
+	"rpm", "dmg", "pkg", "msi", "whl")
 
 func dataFile(name []byte) bool {
-	for _, s := range dataSuffixes {
-		if len(name) >= len(s) && bytes.EqualFold(name[len(name)-len(s):], []byte(s)) {
-			return true
-		}
+	k := bytes.LastIndexByte(name, '.')
+	ext := name[k+1:]
+	if k < 0 || len(ext) > 16 {
+		return false
 	}
-	return false
+	var low [16]byte
+	lowerASCII(low[:len(ext)], ext)
+	return dataExtensions[string(low[:len(ext)])]
 }
 
 // interpreters are the commands that run the script named by their first
