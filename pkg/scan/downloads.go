@@ -50,6 +50,9 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 		}
 		return
 	}
+	if end == len(t) || t[end-1] == '.' && !word[t[end]] {
+		return // "pull requests." in prose
+	}
 	// At most maxAssignment bytes back: a text of one long line costs
 	// no more than one of many.
 	ls := max(0, start-maxAssignment)
@@ -138,19 +141,27 @@ func downloadedFile(t []byte, start, end int) string {
 			next, after = field(i)
 		}
 		switch {
-		case bytes.Contains(tok, []byte("://")):
-			if url == nil {
+		case tok[0] != '-' && tok[0] != '>':
+			if url == nil && bytes.Contains(tok, []byte("://")) {
 				url = tok
 			}
-		case optionIs(tok, "-o", "--output", "--out", "--output-document", ">"):
-			out, i = next, after
-		case optionHas(tok, "--output=", "--out=", "--output-document="):
-			out = tok[bytes.IndexByte(tok, '=')+1:]
 		case tok[0] == '>':
-			out = tok[1:]
-		case optionIs(tok, "--remote-name", "--remote-name-all"):
-			remote = true
-		case len(tok) > 1 && tok[0] == '-' && tok[1] != '-':
+			if out = tok[1:]; len(out) == 0 {
+				out, i = next, after
+			}
+		case len(tok) == 2 && (tok[1] == 'o' || tok[1] == 'O') && (len(next) == 0 || next[0] != '-'):
+			out, i = next, after
+		case len(tok) > 2 && tok[1] == '-':
+			name, value, eq := bytes.Cut(tok[2:], []byte("="))
+			switch string(name) {
+			case "output", "out", "output-document":
+				if out = value; !eq {
+					out, i = next, after
+				}
+			case "remote-name", "remote-name-all":
+				remote = true
+			}
+		case len(tok) > 1:
 			// A cluster of short options: o takes the rest, or the next
 			// word; curl's O names the file after the URL.
 			k := bytes.IndexByte(tok, 'o')
@@ -207,24 +218,6 @@ func samePath(got, run string) bool {
 		return got == run
 	}
 	return baseName(got) == baseName(run)
-}
-
-func optionIs(tok []byte, opts ...string) bool {
-	for _, o := range opts {
-		if bytes.EqualFold(tok, []byte(o)) {
-			return true
-		}
-	}
-	return false
-}
-
-func optionHas(tok []byte, prefixes ...string) bool {
-	for _, p := range prefixes {
-		if len(tok) >= len(p) && bytes.EqualFold(tok[:len(p)], []byte(p)) {
-			return true
-		}
-	}
-	return false
 }
 
 // commandEnd are the bytes that end a download command.
