@@ -185,14 +185,13 @@ func downloadedFile(t []byte, start, end int) string {
 		if string(out) == "-" || !remote || url == nil {
 			return ""
 		}
-		path = url
+		path = baseOf(url)
 		if k := bytes.IndexByte(path, '?'); k >= 0 {
 			path = path[:k]
 		}
 		if k := bytes.IndexByte(path, '#'); k >= 0 {
 			path = path[:k]
 		}
-		path = baseOf(path)
 	}
 	if name := baseOf(path); len(name) == 0 || len(path) > maxDownloadName || dataFile(name) {
 		return ""
@@ -228,6 +227,14 @@ var commandEnd = func() (e [256]bool) {
 	return e
 }()
 
+// sentenceEnd are the bytes a path in a sentence may be followed by.
+var sentenceEnd = func() (e [256]bool) {
+	for _, c := range "/.,:;!?" {
+		e[c] = true
+	}
+	return e
+}()
+
 // unquote is a word without the quotes around it.
 func unquote(w []byte) []byte {
 	for len(w) > 0 && (w[0] == '"' || w[0] == '\'') {
@@ -242,7 +249,7 @@ func unquote(w []byte) []byte {
 // baseOf is the last element of a path, without the punctuation of a
 // sentence it ends.
 func baseOf(p []byte) []byte {
-	for len(p) > 0 && bytes.IndexByte([]byte("/.,:;!?"), p[len(p)-1]) >= 0 {
+	for len(p) > 0 && sentenceEnd[p[len(p)-1]] {
 		p = p[:len(p)-1]
 	}
 	for k := len(p) - 1; k >= 0; k-- {
@@ -260,21 +267,25 @@ func baseOf(p []byte) []byte {
 // baseName is baseOf p, lower-cased.
 func baseName(p string) string { return strings.ToLower(string(baseOf([]byte(p)))) }
 
-// dataExtensions mark files a skill downloads to unpack, check or read
-// (tool.tar.gz ends in gz).
-var dataExtensions = set("tgz", "tar", "zip", "gz", "xz", "bz2", "zst", "7z", "json", "yaml", "yml", "toml", "csv", "txt", "md",
-	"html", "xml", "sha256", "sha512", "sha256sum", "asc", "sig", "pem", "crt", "png", "jpg", "jpeg", "gif", "svg", "pdf", "deb",
-	"rpm", "dmg", "pkg", "msi", "whl")
-
+// dataFile reports whether a file's extension marks one a skill
+// downloads to unpack, check or read (tool.tar.gz ends in gz).
 func dataFile(name []byte) bool {
 	k := bytes.LastIndexByte(name, '.')
 	ext := name[k+1:]
-	if k < 0 || len(ext) > 16 {
+	if k < 0 || len(ext) > 9 {
 		return false
 	}
-	var low [16]byte
-	lowerASCII(low[:len(ext)], ext)
-	return dataExtensions[string(low[:len(ext)])]
+	var low [9]byte
+	for i, c := range ext {
+		low[i] = lower[c]
+	}
+	switch string(low[:len(ext)]) {
+	case "tgz", "tar", "zip", "gz", "xz", "bz2", "zst", "7z", "json", "yaml", "yml", "toml", "csv", "txt", "md",
+		"html", "xml", "sha256", "sha512", "sha256sum", "asc", "sig", "pem", "crt", "png", "jpg", "jpeg", "gif", "svg", "pdf", "deb",
+		"rpm", "dmg", "pkg", "msi", "whl":
+		return true
+	}
+	return false
 }
 
 // interpreters are the commands that run the script named by their first
