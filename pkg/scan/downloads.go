@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -26,9 +27,9 @@ var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.
 // download is a file or variable a text fills from the network.
 type download struct {
 	// name is the file's path (pathKey), or the variable's name (code
-	// set).
-	name string
-	code bool
+	// set); base is the file's base name.
+	name, base string
+	code       bool
 	// off is where it was found in the view scanned; line is its line.
 	off, line int
 }
@@ -46,7 +47,7 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 	// requests.get(, fetch() returns the download, to a variable.
 	if t[end-1] != '.' && (end == len(t) || t[end] != '(') && !bytes.EqualFold(t[start:end], []byte("urlopen")) {
 		if name := downloadedFile(t, start, end); name != "" {
-			s.downloads = append(s.downloads, download{name: name, off: start})
+			s.downloads = append(s.downloads, download{name: name, base: baseName(name), off: start})
 		}
 		return
 	}
@@ -209,14 +210,17 @@ func pathKey(p []byte) string {
 	return strings.ToLower(string(p))
 }
 
-// samePath reports whether a run of path run runs the file downloaded to
-// path got: the same path where both name a folder, else the same base
-// name (wget's file in the working folder, a cd between them).
-func samePath(got, run string) bool {
-	if strings.ContainsAny(got, `/\`) && strings.ContainsAny(run, `/\`) {
-		return got == run
+// samePath reports whether a run of path run (base name runBase) runs
+// the file d downloaded: the same path where both name a folder, else the
+// same base name (wget's file in the working folder, a cd between them).
+func samePath(d download, run, runBase string) bool {
+	if d.base != runBase {
+		return false
 	}
-	return baseName(got) == baseName(run)
+	if strings.ContainsAny(d.name, `/\`) && strings.ContainsAny(run, `/\`) {
+		return d.name == run
+	}
+	return d.base == runBase
 }
 
 // commandEnd are the bytes that end a download command.
@@ -304,7 +308,22 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 	for _, d := range dl {
 		first = min(first, d.line)
 	}
+	// What a line must hold to be read further: a downloaded file's
+	// base name, or a call that evaluates code.
+	var needles [][]byte
+	code := false
+	for _, d := range dl {
+		if d.code {
+			code = true
+		} else if n := []byte(d.base); !slices.ContainsFunc(needles, func(b []byte) bool { return bytes.Equal(b, n) }) {
+			needles = append(needles, n)
+		}
+	}
+	if code {
+		needles = append(needles, evalCalls...)
+	}
 	var scratch []byte
+	found := map[string]int{}
 	for _, w := range []*view{v, sv} {
 		if w == nil {
 			continue
@@ -321,33 +340,54 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 			}
 			scratch = append(scratch[:0], t[ls:le]...)
 			lowerASCII(scratch, scratch)
-			if r, off := runOf(scratch, dl, func(off int) int { return w.line(ls + off) }); r != "" {
+			if !containsAny(scratch, needles) {
+				ls = le + 1
+				continue
+			}
+			if r, off := runOf(scratch, dl, func(off int) int { return w.line(ls + off) }); r != "" && found[r] < maxPerRule {
+				found[r]++
 				rule := s.p.detector["downloaded-file-run"]
 				if r == "code" {
 					rule = s.p.detector["downloaded-code-eval"]
 				}
 				out(rule, w.line(ls+off), "")
+				if found["file"]+found["code"] >= 2*maxPerRule {
+					return
+				}
 			}
 			ls = le + 1
 		}
 	}
 }
 
+// evalCalls are the calls that evaluate code they are given.
+var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function(")}
+
 // runOf finds in line (lower-cased) a run of a download of dl found on an
 // earlier line: "file" for a file run, "code" for a variable evaluated,
 // and where it starts in line; line(off) is the line of offset off.
 func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 	earlier := func(name string, code bool, off int) bool {
+		ln := -1
+		base := name
+		if !code {
+			base = baseName(name)
+		}
 		for _, d := range dl {
-			if d.code == code && (d.name == name || !code && samePath(d.name, name)) && d.line < lineOf(off) {
-				return true
+			if d.code == code && (code && d.name == name || !code && samePath(d, name, base)) {
+				if ln < 0 {
+					ln = lineOf(off)
+				}
+				if d.line < ln {
+					return true
+				}
 			}
 		}
 		return false
 	}
-	for _, call := range []string{"exec(", "eval(", "new function("} {
+	for _, call := range evalCalls {
 		for i := 0; ; {
-			k := indexFrom(line, i, call)
+			k := indexFrom(line, i, string(call))
 			if k < 0 {
 				break
 			}
