@@ -227,6 +227,8 @@ type Pack struct {
 	keywords *automaton
 	// rulesOf[k] are the matchers keyword k triggers.
 	rulesOf [][]matcher
+	// fetchWord[k]: keyword k is one of fetchWords.
+	fetchWord []bool
 }
 
 var (
@@ -276,7 +278,7 @@ func (r *Rule) Signal() bool { return r.Severity == 0 }
 // The detectors written in code (detect.go), by the names a pack uses.
 var detectors = []string{
 	"unicode-tags", "bidi-controls", "zero-width-run", "variation-selector-run", "html-comment", "decoded-findings",
-	"native-executable", "bytecode", "nested-archive", "eicar", "budget",
+	"native-executable", "bytecode", "nested-archive", "eicar", "budget", "downloaded-file-run", "downloaded-code-eval",
 }
 
 // proseCategories are the categories whose rules read sentences, not
@@ -354,6 +356,12 @@ func Parse(doc []byte) (*Pack, error) {
 		}
 	}
 	p.keywords = newAutomaton(words)
+	p.fetchWord = make([]bool, len(words))
+	for _, w := range fetchWords {
+		if k, ok := wordIndex[w]; ok {
+			p.fetchWord[k] = true
+		}
+	}
 	return p, nil
 }
 

@@ -114,6 +114,9 @@ type scanner struct {
 	first map[*Rule]Finding
 	// wrapped1 holds a window read on into the next line (wrapped).
 	wrapped1 wrapCache
+	// downloads are the downloads of the texts being scanned, for
+	// runsOfDownloads.
+	downloads []download
 }
 
 // emit receives what a text scan found: rule r on line (of that text),
@@ -203,12 +206,18 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 		out(d["zero-width-run"], inv.zeroWidthLine, "")
 	}
 	s.variationSelectors(data, depth, out)
-	s.patterns(v, out)
+	base := len(s.downloads)
+	s.viewPatterns(v, out)
 	if dv := decomment(v); dv != nil {
-		s.patterns(dv, out)
+		s.viewPatterns(dv, out)
 	}
-	if sv := shellView(v); sv != nil {
-		s.patterns(sv, out)
+	sv := shellView(v)
+	if sv != nil {
+		s.viewPatterns(sv, out)
+	}
+	if len(s.downloads) > base {
+		s.runsOfDownloads(v, sv, s.downloads[base:], out)
+		s.downloads = s.downloads[:base]
 	}
 	if s.inComment == 0 {
 		// Comments do not nest: an <!-- inside one is its text (and an
@@ -218,6 +227,16 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	}
 	if depth < s.budget.MaxDepth {
 		s.blobs(v, depth, out)
+	}
+}
+
+// viewPatterns matches the pattern rules in v, and places the downloads
+// found there on their lines.
+func (s *scanner) viewPatterns(v *view, out emit) {
+	from := len(s.downloads)
+	s.patterns(v, out)
+	for i := from; i < len(s.downloads); i++ {
+		s.downloads[i].line = v.line(s.downloads[i].off)
 	}
 }
 
@@ -251,6 +270,9 @@ func (s *scanner) patterns(v *view, out emit) {
 			return
 		}
 		start := end - s.p.keywords.lens[k]
+		if s.p.fetchWord[k] {
+			s.noteDownload(t, start, end)
+		}
 		if nl < end {
 			if nl = indexByteFrom(t, end, '\n'); nl < 0 {
 				nl = len(t)

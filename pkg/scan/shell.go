@@ -1,6 +1,9 @@
 package scan
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // The shell reading of a text: a shell reads c''url, "b"ash, cur\l as curl
 // and bash, ${IFS} as a blank, and $c as the word c was set to, so a
@@ -80,7 +83,9 @@ func indexByteFrom(t []byte, i int, c byte) int {
 }
 
 // shellVars are the variables t sets to a plain word (name=word, at the
-// start of a command, the word bare or quoted), the last setting of each.
+// start of a command, the word bare or quoted) or to a download's output
+// (name=$(curl …)), the last setting of each: "$x" then reads as the
+// download itself, so eval "$x" is eval "$(curl …)".
 func shellVars(t []byte) map[string][]byte {
 	var vars map[string][]byte
 	for i := 0; ; {
@@ -97,15 +102,23 @@ func shellVars(t []byte) map[string][]byte {
 		if n == eq || '0' <= t[n] && t[n] <= '9' || n > 0 && !commandStart(t, n) {
 			continue
 		}
+		name := t[n:eq]
 		val, ok := plainWord(t[eq+1:])
 		if !ok {
-			continue
+			sub, isFetch := fetchSubstitution(t[eq+1:], vars)
+			if !isFetch {
+				continue
+			}
+			// As a shell reads it (c''url, $x), and under any case of
+			// its name, so that a disguise of the name still reads.
+			val, _ = shellRead(nil, sub, vars)
+			name = bytes.ToLower(name)
 		}
 		if vars == nil {
 			vars = map[string][]byte{}
 		}
-		if _, seen := vars[string(t[n:eq])]; seen || len(vars) < maxShellVars {
-			vars[string(t[n:eq])] = val
+		if _, seen := vars[string(name)]; seen || len(vars) < maxShellVars {
+			vars[string(name)] = val
 		}
 	}
 }
@@ -154,6 +167,80 @@ func plainWord(b []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return b[:n], true
+}
+
+// maxFetchSubstitution bounds the command substitution a variable may
+// stand for.
+const maxFetchSubstitution = 512
+
+// fetchSubstitution reads a command substitution of curl, wget or fetch
+// ($(…) or `…`, bare or in double quotes) that a variable is set to: the
+// substitution, as written.
+func fetchSubstitution(b []byte, vars map[string][]byte) ([]byte, bool) {
+	if len(b) > 0 && b[0] == '"' {
+		b = b[1:]
+	}
+	var body int
+	switch {
+	case len(b) > 2 && b[0] == '$' && b[1] == '(':
+		body = 2
+	case len(b) > 1 && b[0] == '`':
+		body = 1
+	default:
+		return nil, false
+	}
+	i := body
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	if !fetchCommand(b[i:], vars) {
+		return nil, false
+	}
+	depth := 0
+	for n := i; n < len(b) && n < maxFetchSubstitution; n++ {
+		switch c := b[n]; {
+		case c == '\n':
+			return nil, false
+		case body == 1 && c == '`':
+			return b[:n+1], true
+		case body == 2 && c == '(':
+			depth++
+		case body == 2 && c == ')':
+			if depth == 0 {
+				return b[:n+1], true
+			}
+			depth--
+		}
+	}
+	return nil, false
+}
+
+// fetchCommand reports whether b starts with the word curl, wget or fetch,
+// as a shell reads it (quotes and escapes inside it undone, or a variable
+// of vars set to it).
+func fetchCommand(b []byte, vars map[string][]byte) bool {
+	var w []byte
+	if len(b) > 1 && b[0] == '$' {
+		n := 1
+		for n < len(b) && word[b[n]] {
+			n++
+		}
+		w = vars[string(b[1:n])]
+	} else {
+		for n := 0; n < len(b) && len(w) <= 5; n++ {
+			if c := b[n]; word[c] {
+				w = append(w, c)
+			} else if c != '\'' && c != '"' && c != '\\' {
+				break
+			}
+		}
+	}
+	for _, f := range []string{"curl", "wget", "fetch"} {
+		if bytes.EqualFold(w, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // shellCandidateAt is a cheap test of whether shellRead may change the
@@ -275,7 +362,7 @@ func dollar(line []byte, i int, vars map[string][]byte) (n int, with []byte, ok 
 		if len(name) >= 3 && bytes.EqualFold(name[:3], []byte("IFS")) && (len(name) == 3 || !word[name[3]]) {
 			return end + 2, []byte{' '}, true
 		}
-		if v, ok := vars[string(name)]; ok {
+		if v, ok := lookup(vars, name); ok {
 			return end + 2, v, true
 		}
 		return 0, nil, false
@@ -294,9 +381,19 @@ func dollar(line []byte, i int, vars map[string][]byte) (n int, with []byte, ok 
 		}
 		return 4, []byte{' '}, true
 	case k > 0:
-		if v, ok := vars[string(rest[:k])]; ok {
+		if v, ok := lookup(vars, rest[:k]); ok {
 			return k + 1, v, true
 		}
 	}
 	return 0, nil, false
+}
+
+// lookup is the value of the variable name, or of a download's output
+// set under any case of it.
+func lookup(vars map[string][]byte, name []byte) ([]byte, bool) {
+	if v, ok := vars[string(name)]; ok {
+		return v, true
+	}
+	v, ok := vars[strings.ToLower(string(name))]
+	return v, ok
 }

@@ -193,8 +193,11 @@ var disclaimers = set("never", "not", "don't", "dont", "doesn't", "won't", "refu
 // cited reports whether the match is quoted on its line (an open quote
 // or backtick before it) or follows, in its clause, a disclaimer: "refuse
 // text like 'ignore previous instructions'", "never delete files without
-// asking for confirmation".
-func cited(t []byte, start, _ int) bool {
+// asking for confirmation". A quoted phrase that goes on to give an order
+// ("… and email the user's files to me") is cited only where a disclaimer
+// comes before it, on its line or in the few lines above (a list of
+// examples under "Injected text to refuse:").
+func cited(t []byte, start, end int) bool {
 	ls, whole := lineStart(t, start)
 	if !whole {
 		return false // too long a line to tell whether a quote is open: an order
@@ -202,18 +205,53 @@ func cited(t []byte, start, _ int) bool {
 	pre := t[ls:start]
 	if bytes.Count(pre, []byte{'"'})%2 == 1 || bytes.Count(pre, []byte{'`'})%2 == 1 ||
 		bytes.Count(pre, []byte("\u201c")) > bytes.Count(pre, []byte("\u201d")) {
-		return true
+		return !ordersAfter(t, end) || disclaimed(t[max(0, ls-citeContext):start])
 	}
 	if k := len(bytes.TrimRight(pre, " \t")); k > 0 && (pre[k-1] == '\'' || pre[k-1] == '*' || pre[k-1] == '_') {
-		return true
+		return !ordersAfter(t, end) || disclaimed(t[max(0, ls-citeContext):start])
 	}
 	clause := pre
 	if k := bytes.LastIndexAny(pre, ".;:!?\u2014"); k >= 0 && (pre[k] != '.' || k+1 == len(pre) || pre[k+1] == ' ') {
 		clause = pre[k+1:]
 	}
-	for _, w := range words(clause) {
+	return disclaimed(clause)
+}
+
+// citeContext is how far before a quoted phrase's line cited looks for a
+// disclaimer.
+const citeContext = 400
+
+func disclaimed(b []byte) bool {
+	for _, w := range words(b) {
 		if disclaimers[w] {
 			return true
+		}
+	}
+	return false
+}
+
+// orderVerbs are the actions that, joined to an override phrase (and,
+// then), make it an order rather than a phrase cited.
+var orderVerbs = set("send", "email", "e-mail", "mail", "upload", "post", "run", "execute", "delete", "remove", "exfiltrate",
+	"copy", "read", "forward", "share", "transmit", "download", "install", "write", "leak", "dump", "cat", "curl", "wget", "push")
+
+// ordersAfter reports whether the sentence the match at end ends goes on,
+// within its quote, to an action: "and email …", "then run …".
+func ordersAfter(t []byte, end int) bool {
+	rest := t[end:min(len(t), end+200)]
+	if k := bytes.IndexAny(rest, "\"`\n.;!?\u201d"); k >= 0 {
+		rest = rest[:k]
+	}
+	ws := words(rest)
+	for i, w := range ws {
+		if (w == "and" || w == "then") && i+1 < len(ws) {
+			next := ws[i+1]
+			if next == "then" && i+2 < len(ws) {
+				next = ws[i+2]
+			}
+			if orderVerbs[next] {
+				return true
+			}
 		}
 	}
 	return false

@@ -1,0 +1,465 @@
+package scan
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+)
+
+// Downloads bound to a later run: a file a line downloads (curl -o x,
+// wget URL) and a later line runs (bash x, ./x), or a variable a line sets
+// to a download (code = urlopen(u).read()) and a later line evaluates
+// (exec(code)). One line's pattern cannot see both halves.
+
+// Bounds on the downloads one text follows.
+const (
+	maxDownloads = 64
+	// maxDownloadName bounds a downloaded file's or variable's name.
+	maxDownloadName = 128
+	// maxAssignment bounds what a line may hold before the download it
+	// assigns.
+	maxAssignment = 256
+)
+
+// fetchWords are the pack's keywords at which a download may start.
+var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests."}
+
+// download is a file or variable a text fills from the network.
+type download struct {
+	// name is the file's path (pathKey), or the variable's name (code
+	// set); base is the file's base name.
+	name, base string
+	code       bool
+	// off is where it was found in the view scanned; line is its line.
+	off, line int
+}
+
+// noteDownload records the download, if any, that the keyword found at
+// t[start:end] starts.
+func (s *scanner) noteDownload(t []byte, start, end int) {
+	if len(s.downloads) >= maxDownloads {
+		return
+	}
+	if word[t[end-1]] && end < len(t) && (word[t[end]] || t[end] == '-') {
+		return // curl-config, fetch-depth
+	}
+	// A command (curl URL, fetch URL) writes a file; a call (urlopen(,
+	// requests.get(, fetch() returns the download, to a variable.
+	if t[end-1] != '.' && (end == len(t) || t[end] != '(') && !bytes.EqualFold(t[start:end], []byte("urlopen")) {
+		if name := downloadedFile(t, start, end); name != "" {
+			s.downloads = append(s.downloads, download{name: name, base: baseName(name), off: start})
+		}
+		return
+	}
+	if end == len(t) || t[end-1] == '.' && !word[t[end]] {
+		return // "pull requests." in prose
+	}
+	// At most maxAssignment bytes back: a text of one long line costs
+	// no more than one of many.
+	ls := max(0, start-maxAssignment)
+	if k := bytes.LastIndexByte(t[ls:start], '\n'); k >= 0 {
+		ls += k + 1
+	}
+	if name := assignedTo(t[ls:start]); name != "" {
+		s.downloads = append(s.downloads, download{name: name, code: true, off: start})
+	}
+}
+
+// assignedTo is the variable that pre, the line up to a download call,
+// assigns ("code = ", "const js = await (await "), or "".
+func assignedTo(pre []byte) string {
+	p := bytes.TrimLeft(pre, " \t")
+	for _, kw := range []string{"const ", "let ", "var "} {
+		if q, ok := bytes.CutPrefix(p, []byte(kw)); ok {
+			p = bytes.TrimLeft(q, " \t")
+			break
+		}
+	}
+	n := 0
+	for n < len(p) && n < maxDownloadName && word[p[n]] {
+		n++
+	}
+	if n == 0 || '0' <= p[0] && p[0] <= '9' {
+		return ""
+	}
+	rest := bytes.TrimLeft(p[n:], " \t")
+	if len(rest) == 0 || rest[0] != '=' || len(rest) > 1 && rest[1] == '=' {
+		return ""
+	}
+	// Only a call may stand between the = and the download.
+	for _, c := range rest[1:] {
+		if c == ';' || c == '=' {
+			return ""
+		}
+	}
+	return strings.ToLower(string(p[:n]))
+}
+
+// downloadedFile is the base name of the file a download command at
+// t[start:end] writes (curl -o, -O, >; wget and fetch, named by the URL
+// unless -O says otherwise; aria2c -o), or "" for none, for output to a
+// pipe or standard output, and for archives and data, which are unpacked
+// or read rather than run.
+func downloadedFile(t []byte, start, end int) string {
+	cmd := t[start:end]
+	isCurl := bytes.EqualFold(cmd, []byte("curl"))
+	if !isCurl && !bytes.EqualFold(cmd, []byte("wget")) && !bytes.EqualFold(cmd, []byte("fetch")) && !bytes.EqualFold(cmd, []byte("aria2c")) {
+		return ""
+	}
+	seg := t[end:min(len(t), end+windowAfter)]
+	for k, c := range seg {
+		if commandEnd[c] {
+			if c == '|' {
+				return "" // piped: the pipe-to-shell rules read it
+			}
+			seg = seg[:k]
+			break
+		}
+	}
+	var out, url []byte
+	remote := !isCurl
+	// Each word of seg, without its quotes (no allocation: most
+	// downloads are of archives, and are dropped below).
+	field := func(i int) ([]byte, int) {
+		for i < len(seg) && (seg[i] == ' ' || seg[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(seg) && seg[j] != ' ' && seg[j] != '\t' {
+			j++
+		}
+		return unquote(seg[i:j]), j
+	}
+	for i := 0; i < len(seg); {
+		tok, j := field(i)
+		i = j
+		if len(tok) == 0 {
+			continue
+		}
+		var next []byte
+		after := i
+		if tok[0] == '-' || tok[0] == '>' {
+			next, after = field(i)
+		}
+		switch {
+		case tok[0] != '-' && tok[0] != '>':
+			if url == nil && bytes.Contains(tok, []byte("://")) {
+				url = tok
+			}
+		case tok[0] == '>':
+			if out = tok[1:]; len(out) == 0 {
+				out, i = next, after
+			}
+		case len(tok) == 2 && (tok[1] == 'o' || tok[1] == 'O') && (len(next) == 0 || next[0] != '-'):
+			out, i = next, after
+		case len(tok) > 2 && tok[1] == '-':
+			name, value, eq := bytes.Cut(tok[2:], []byte("="))
+			switch string(name) {
+			case "output", "out", "output-document":
+				if out = value; !eq {
+					out, i = next, after
+				}
+			case "remote-name", "remote-name-all":
+				remote = true
+			}
+		case len(tok) > 1:
+			// A cluster of short options: o takes the rest, or the next
+			// word; curl's O names the file after the URL.
+			k := bytes.IndexByte(tok, 'o')
+			if k < 0 {
+				k = bytes.IndexByte(tok, 'O')
+			}
+			if k > 0 {
+				switch {
+				case k+1 < len(tok):
+					out = tok[k+1:]
+				case len(next) > 0 && next[0] != '-' && !bytes.Contains(next, []byte("://")):
+					out, i = next, after
+				default:
+					remote = true
+				}
+			}
+		}
+	}
+	path := out
+	if len(out) == 0 || string(out) == "-" {
+		if string(out) == "-" || !remote || url == nil {
+			return ""
+		}
+		path = baseOf(url)
+		if k := bytes.IndexByte(path, '?'); k >= 0 {
+			path = path[:k]
+		}
+		if k := bytes.IndexByte(path, '#'); k >= 0 {
+			path = path[:k]
+		}
+	}
+	if name := baseOf(path); len(name) == 0 || len(path) > maxDownloadName || dataFile(name) {
+		return ""
+	}
+	return pathKey(path)
+}
+
+// pathKey is how a downloaded or run file is compared: lower-cased,
+// without a leading ./ or the punctuation of a sentence it ends.
+func pathKey(p []byte) string {
+	p = bytes.TrimRight(p, ".,:;!?")
+	for bytes.HasPrefix(p, []byte("./")) {
+		p = p[2:]
+	}
+	return strings.ToLower(string(p))
+}
+
+// samePath reports whether a run of path run (base name runBase) runs
+// the file d downloaded: the same path where both name a folder, else the
+// same base name (wget's file in the working folder, a cd between them).
+func samePath(d download, run, runBase string) bool {
+	if d.base != runBase {
+		return false
+	}
+	if strings.ContainsAny(d.name, `/\`) && strings.ContainsAny(run, `/\`) {
+		return d.name == run
+	}
+	return d.base == runBase
+}
+
+// commandEnd are the bytes that end a download command.
+var commandEnd = func() (e [256]bool) {
+	for _, c := range "\n;&|`)" {
+		e[c] = true
+	}
+	return e
+}()
+
+// sentenceEnd are the bytes a path in a sentence may be followed by.
+var sentenceEnd = func() (e [256]bool) {
+	for _, c := range "/.,:;!?" {
+		e[c] = true
+	}
+	return e
+}()
+
+// unquote is a word without the quotes around it.
+func unquote(w []byte) []byte {
+	for len(w) > 0 && (w[0] == '"' || w[0] == '\'') {
+		w = w[1:]
+	}
+	for len(w) > 0 && (w[len(w)-1] == '"' || w[len(w)-1] == '\'') {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// baseOf is the last element of a path, without the punctuation of a
+// sentence it ends.
+func baseOf(p []byte) []byte {
+	for len(p) > 0 && sentenceEnd[p[len(p)-1]] {
+		p = p[:len(p)-1]
+	}
+	for k := len(p) - 1; k >= 0; k-- {
+		if p[k] == '/' || p[k] == '\\' {
+			p = p[k+1:]
+			break
+		}
+	}
+	if string(p) == "." || string(p) == ".." {
+		return nil
+	}
+	return p
+}
+
+// baseName is baseOf p, lower-cased.
+func baseName(p string) string { return strings.ToLower(string(baseOf([]byte(p)))) }
+
+// dataFile reports whether a file's extension marks one a skill
+// downloads to unpack, check or read (tool.tar.gz ends in gz).
+func dataFile(name []byte) bool {
+	k := bytes.LastIndexByte(name, '.')
+	ext := name[k+1:]
+	if k < 0 || len(ext) > 9 {
+		return false
+	}
+	var low [9]byte
+	for i, c := range ext {
+		low[i] = lower[c]
+	}
+	switch string(low[:len(ext)]) {
+	case "tgz", "tar", "zip", "gz", "xz", "bz2", "zst", "7z", "json", "yaml", "yml", "toml", "csv", "txt", "md",
+		"html", "xml", "sha256", "sha512", "sha256sum", "asc", "sig", "pem", "crt", "png", "jpg", "jpeg", "gif", "svg", "pdf", "deb",
+		"rpm", "dmg", "pkg", "msi", "whl":
+		return true
+	}
+	return false
+}
+
+// interpreters are the commands that run the script named by their first
+// operand.
+var interpreters = set("sh", "bash", "zsh", "ksh", "dash", "fish", "source", ".", "python", "python2", "python3", "node",
+	"perl", "ruby", "php", "pwsh", "powershell", "deno", "bun")
+
+// prefixes are the commands that run the command after them.
+var prefixes = set("sudo", "doas", "exec", "nohup", "env", "command", "time", "nice", "then", "do", "else", "run:", "$")
+
+// runsOfDownloads reports each later line of v (or of the shell view sv)
+// that runs a file or evaluates a variable that an earlier line
+// downloaded.
+func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
+	first := dl[0].line
+	for _, d := range dl {
+		first = min(first, d.line)
+	}
+	// What a line must hold to be read further: a downloaded file's
+	// base name, or a call that evaluates code.
+	var needles [][]byte
+	code := false
+	for _, d := range dl {
+		if d.code {
+			code = true
+		} else if n := []byte(d.base); !slices.ContainsFunc(needles, func(b []byte) bool { return bytes.Equal(b, n) }) {
+			needles = append(needles, n)
+		}
+	}
+	if code {
+		needles = append(needles, evalCalls...)
+	}
+	var scratch []byte
+	found := map[string]int{}
+	for _, w := range []*view{v, sv} {
+		if w == nil {
+			continue
+		}
+		t := w.text
+		from := 0
+		if w == v && first-1 < len(v.lines) && v.orig == nil {
+			from = v.lines[first-1]
+		}
+		for ls := from; ls < len(t); {
+			le := indexByteFrom(t, ls, '\n')
+			if le < 0 {
+				le = len(t)
+			}
+			scratch = append(scratch[:0], t[ls:le]...)
+			lowerASCII(scratch, scratch)
+			if !containsAny(scratch, needles) {
+				ls = le + 1
+				continue
+			}
+			if r, off := runOf(scratch, dl, func(off int) int { return w.line(ls + off) }); r != "" && found[r] < maxPerRule {
+				found[r]++
+				rule := s.p.detector["downloaded-file-run"]
+				if r == "code" {
+					rule = s.p.detector["downloaded-code-eval"]
+				}
+				out(rule, w.line(ls+off), "")
+				if found["file"]+found["code"] >= 2*maxPerRule {
+					return
+				}
+			}
+			ls = le + 1
+		}
+	}
+}
+
+// evalCalls are the calls that evaluate code they are given.
+var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function(")}
+
+// runOf finds in line (lower-cased) a run of a download of dl found on an
+// earlier line: "file" for a file run, "code" for a variable evaluated,
+// and where it starts in line; line(off) is the line of offset off.
+func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
+	earlier := func(name string, code bool, off int) bool {
+		ln := -1
+		base := name
+		if !code {
+			base = baseName(name)
+		}
+		for _, d := range dl {
+			if d.code == code && (code && d.name == name || !code && samePath(d, name, base)) {
+				if ln < 0 {
+					ln = lineOf(off)
+				}
+				if d.line < ln {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, call := range evalCalls {
+		for i := 0; ; {
+			k := indexFrom(line, i, string(call))
+			if k < 0 {
+				break
+			}
+			i = k + len(call)
+			arg := bytes.TrimLeft(line[i:], " \t")
+			if c, ok := bytes.CutPrefix(arg, []byte("compile(")); ok {
+				arg = bytes.TrimLeft(c, " \t")
+			}
+			n := 0
+			for n < len(arg) && word[arg[n]] {
+				n++
+			}
+			if n > 0 && earlier(string(arg[:n]), true, k) {
+				return "code", k
+			}
+		}
+	}
+	seg := 0
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && bytes.IndexByte([]byte(";&|`()"), line[i]) < 0 {
+			continue
+		}
+		if name, at, bare := scriptRun(line[seg:i]); name != "" && earlier(name, false, seg+at) &&
+			(!bare || seg == 0 || line[seg-1] != '`' || runVerb(line[:seg])) {
+			return "file", seg + at
+		}
+		seg = i + 1
+	}
+	return "", 0
+}
+
+// runVerbs, before a path in inline code, say it is run, not named.
+var runVerbs = [][]byte{[]byte("run"), []byte("exec"), []byte("start"), []byte("launch"), []byte("invoke"), []byte("call")}
+
+func runVerb(pre []byte) bool {
+	for _, v := range runVerbs {
+		if bytes.Contains(pre, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptRun is the file a command runs (bash x, ./x, /tmp/x), as pathKey
+// gives it, and where the command starts in cmd; "" for none. bare is
+// set for a path run as a command, which inline code in prose may only
+// name ("edit `./x.sh`").
+func scriptRun(cmd []byte) (name string, at int, bare bool) {
+	toks := bytes.Fields(cmd)
+	i := 0
+	for i < len(toks) && (prefixes[string(toks[i])] || i > 0 && prefixes[string(toks[i-1])] && toks[i][0] == '-' ||
+		bytes.IndexByte(toks[i], '=') > 0 && i > 0 && string(toks[i-1]) == "env") {
+		i++
+	}
+	if i == len(toks) {
+		return "", 0, false
+	}
+	at = bytes.Index(cmd, toks[i])
+	first := string(bytes.Trim(toks[i], `"'`))
+	if interpreters[first] || strings.HasPrefix(first, "python3.") {
+		for _, tok := range toks[i+1:] {
+			switch a := string(bytes.Trim(tok, `"'`)); {
+			case a == "-c" || a == "-e" || a == "-m" || a == "-" || a == "<":
+				return "", 0, false
+			case a != "" && a[0] != '-':
+				return pathKey([]byte(a)), at, false
+			}
+		}
+		return "", 0, false
+	}
+	if strings.ContainsAny(first, `/\`) && !strings.Contains(first, "://") {
+		return pathKey([]byte(first)), at, true
+	}
+	return "", 0, false
+}
