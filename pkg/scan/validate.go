@@ -102,7 +102,11 @@ var keyUses = set("ssh", "ssh-add", "ssh-keygen", "ssh-copy-id", "chmod", "chown
 // keyOptions are the options and settings that name a key for a program to
 // use (ssh -i, IdentityFile), not a read of it.
 var keyOptions = set("-i", "identityfile", "-identityfile", "--identity", "--identity-file", "--key-file", "--private-key",
-	"--ssh-key", "identity_file", "private_key_file", "key_file", "-k")
+	"--ssh-key", "identity_file", "private_key_file", "key_file", "-k", "--netrc-file")
+
+// readOptions are the options whose value (after =) is a file a program
+// reads and sends (wget --body-file=…).
+var readOptions = set("--body-file", "--post-file", "--upload-file", "--data-binary", "--data", "--data-raw")
 
 func set(ws ...string) map[string]bool {
 	m := make(map[string]bool, len(ws))
@@ -145,13 +149,14 @@ func readsCredential(t []byte, start, end int) bool {
 	for p > ls && t[p-1] != ' ' && t[p-1] != '\t' {
 		p--
 	}
-	if prev := strings.ToLower(strings.Trim(string(t[p:j]), `"'`)); keyOptions[prev] || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "=") {
+	prev := strings.ToLower(strings.Trim(string(t[p:j]), `"'`))
+	if readOptions[strings.TrimSuffix(prev, "=")] {
+		return true
+	}
+	if keyOptions[prev] || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "=") {
 		return false
 	}
-	seg := ls
-	if k := bytes.LastIndexAny(t[ls:ts], "|;&"); k >= 0 {
-		seg = ls + k + 1
-	}
+	seg := commandFrom(t, ls, ts)
 	ws := words(t[seg:ts])
 	if len(ws) > 0 && ws[0] == "sudo" {
 		ws = ws[1:]
@@ -165,6 +170,29 @@ func readsCredential(t []byte, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// commandFrom is where the command that holds offset ts of t starts, at
+// or after ls (its line's start): after the last |, ; or &, and, so that
+// a verb of another command or sentence is not taken for this one's, after
+// the backtick that opens the code span holding ts, or after the end of a
+// sentence (". ", "! ", "? ") when ts is in prose.
+func commandFrom(t []byte, ls, ts int) int {
+	seg := ls
+	pre := t[ls:ts]
+	if n := bytes.Count(pre, []byte{'`'}); n%2 == 1 {
+		seg = ls + bytes.LastIndexByte(pre, '`') + 1
+	} else {
+		for _, end := range []string{". ", "! ", "? "} {
+			if k := bytes.LastIndex(pre, []byte(end)); k > 0 && pre[k-1] != ' ' && ls+k+2 > seg {
+				seg = ls + k + 2
+			}
+		}
+	}
+	if k := bytes.LastIndexAny(t[seg:ts], "|;&"); k >= 0 {
+		seg += k + 1
+	}
+	return seg
 }
 
 // disclaimers are the words that, earlier in the same clause, make a
