@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"hash/crc32"
+	"regexp"
 	"strings"
 )
 
@@ -193,6 +194,114 @@ func commandFrom(t []byte, ls, ts int) int {
 		seg += k + 1
 	}
 	return seg
+}
+
+// cronInstall refuses "crontab WORD" (a file of that name installed as
+// the crontab) where crontab does not start a command, as in prose ("the
+// crontab entries"); every other form of the rule stands.
+func cronInstall(t []byte, start, end int) bool {
+	m := bytes.ToLower(t[start:end])
+	rest, ok := bytes.CutPrefix(m, []byte("crontab"))
+	if !ok {
+		return true
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if len(rest) == 0 || bytes.IndexByte([]byte("-/.~$"), rest[0]) >= 0 {
+		return true
+	}
+	return commandStart(t, start)
+}
+
+// programStart is what makes a line appended to a shell start-up file run
+// a program of its own: a background job, a detached or downloaded
+// command, a temporary folder, decoding or eval.
+var programStart = regexp.MustCompile(`(?i)nohup|setsid|disown|curl|wget|/dev/tcp|base64|eval|/tmp/|&\s*$`)
+
+// maxHeredoc bounds the here-document read after its command.
+const maxHeredoc = 4096
+
+// heredocStartsProgram accepts a match that starts a here-document (<<)
+// only when the document's body, up to its delimiter, starts a program
+// (programStart); a match without one stands.
+func heredocStartsProgram(t []byte, start, end int) bool {
+	k := bytes.LastIndex(t[start:end], []byte("<<"))
+	if k < 0 {
+		return true
+	}
+	nl := indexByteFrom(t, end, '\n')
+	if nl < 0 {
+		return false
+	}
+	delim := strings.Trim(strings.TrimLeft(string(t[start+k+2:end]), "- \t"), `"'`)
+	body := t[nl+1 : min(len(t), nl+1+maxHeredoc)]
+	for line := range bytes.Lines(body) {
+		l := bytes.TrimSpace(line)
+		if delim != "" && string(l) == delim {
+			return false
+		}
+		if programStart.Match(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// unitWriters are the commands that write a file to the path they are
+// given.
+var unitWriters = set("cp", "mv", "install", "ln", "tee", "rsync", "dd", "curl", "wget", "cat")
+
+// writesUnit accepts a systemd directory's path only where a unit is
+// written there: after > or >>, or in a command that copies or writes to
+// it (cp, install, tee …); a match that starts with systemctl (a unit
+// enabled or linked from a path) stands.
+func writesUnit(t []byte, start, _ int) bool {
+	if hasAt(bytes.ToLower(t[start:min(len(t), start+9)]), 0, "systemctl") {
+		return true
+	}
+	ls := lineStart(t, start)
+	ts := start
+	for ts > ls && bytes.IndexByte([]byte(" \t|;&()`<>\"'"), t[ts-1]) < 0 {
+		ts--
+	}
+	j := ts
+	for j > ls && (t[j-1] == ' ' || t[j-1] == '"' || t[j-1] == '\'' || t[j-1] == '\t') {
+		j--
+	}
+	if j > ls && t[j-1] == '>' {
+		return true
+	}
+	ws := words(t[commandFrom(t, ls, ts):ts])
+	for len(ws) > 0 && (ws[0] == "sudo" || ws[0] == "doas") {
+		ws = ws[1:]
+	}
+	return len(ws) > 0 && unitWriters[ws[0]]
+}
+
+// negations are the words that forbid the command that follows them.
+var negations = set("never", "not", "don't", "dont", "avoid", "no", "without", "forbidden", "prohibited")
+
+// orderVerbs are the words that may stand between a negation and the
+// command it forbids ("never run …", "do not ever use …").
+var orderVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing")
+
+// notNegated refuses a command that its clause forbids: a negation
+// followed by nothing but order verbs up to the command ("Never run `git
+// push --force origin main`", "do not git push -f …").
+func notNegated(t []byte, start, _ int) bool {
+	pre := t[lineStart(t, start):start]
+	if k := bytes.LastIndexAny(pre, ".;:!?,"); k >= 0 {
+		pre = pre[k+1:]
+	}
+	ws := words(pre)
+	for i := len(ws) - 1; i >= 0; i-- {
+		switch {
+		case negations[ws[i]] || ws[i] == "t" && i > 0 && (ws[i-1] == "don" || ws[i-1] == "mustn" || ws[i-1] == "shouldn"):
+			return false
+		case !orderVerbs[ws[i]]:
+			return true
+		}
+	}
+	return true
 }
 
 // disclaimers are the words that, earlier in the same clause, make a
