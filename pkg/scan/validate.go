@@ -348,10 +348,43 @@ var browserWords = [][]byte{[]byte("chrome"), []byte("chromium"), []byte("puppet
 	[]byte("headless"), []byte("electron"), []byte("browser"), []byte("--disable-gpu"), []byte("--disable-setuid-sandbox"),
 	[]byte("webdriver"), []byte("cypress"), []byte("karma")}
 
-// notBrowser refuses a --no-sandbox with a browser named within a
-// kilobyte of it.
+// maxStatement bounds how far around an argument list's --no-sandbox a
+// browser's name is looked for.
+const maxStatement = 1024
+
+// notBrowser refuses a --no-sandbox whose command names a browser: on the
+// flag's own line, or, where the flag is an item of a list (args: [
+// '--no-sandbox' ], a YAML "- --no-sandbox") rather than a command's
+// argument, in the block of lines around it (up to a blank line, within
+// maxStatement). A browser named in another command or paragraph does
+// not count.
 func notBrowser(t []byte, start, end int) bool {
-	near := bytes.ToLower(t[max(0, start-1024):min(len(t), end+1024)])
+	ls := lineStart(t, start)
+	le := indexByteFrom(t, end, '\n')
+	if le < 0 {
+		le = len(t)
+	}
+	from, to := ls, le
+	if pre := bytes.TrimSpace(t[ls:start]); len(pre) == 0 || bytes.IndexByte([]byte("[(,'\"-:="), pre[len(pre)-1]) >= 0 {
+		for from > 0 && ls-from < maxStatement {
+			p := lineStart(t, from-1)
+			if len(bytes.TrimSpace(t[p:from])) == 0 {
+				break
+			}
+			from = p
+		}
+		for to < len(t) && to-le < maxStatement {
+			n := indexByteFrom(t, to+1, '\n')
+			if n < 0 {
+				n = len(t)
+			}
+			if len(bytes.TrimSpace(t[to+1:n])) == 0 {
+				break
+			}
+			to = n
+		}
+	}
+	near := bytes.ToLower(t[from:to])
 	for _, w := range browserWords {
 		if bytes.Contains(near, w) {
 			return false
