@@ -423,7 +423,10 @@ func (s *scanner) binaryFile(path string, data []byte, line int, out emit) bool 
 		return true
 	}
 	if kind := nested(data); kind != "" {
+		// An archive's members are its own (unreviewed) content, not
+		// something appended to it.
 		out(s.p.detector["nested-archive"], line, kind)
+		return false
 	}
 	// Every header below holds a NUL byte: text without one holds none.
 	if bytes.IndexByte(data, 0) >= 0 {
