@@ -279,7 +279,7 @@ func TestFalsePositiveFixesHold(t *testing.T) {
 }
 
 // TestRuleCoverage: every rule a text or a file can trigger is triggered
-// by some labelled sample (the corpus or the evasion matrix), and every
+// by some labelled sample (the corpus, the evasion matrix or the gap attacks), and every
 // rule's message says what was found and why it matters (a clause beyond
 // the finding: at least eight words and a comma, "which", "so" or
 // "because").
@@ -301,6 +301,11 @@ func TestRuleCoverage(t *testing.T) {
 	}
 	for _, b := range benignCorpus(t) {
 		for _, fd := range scanFiles(map[string]string{"SKILL.md": b.body}).Findings {
+			fired[fd.Rule] = true
+		}
+	}
+	for _, a := range gapAttacks() {
+		for _, fd := range scanFiles(a.files).Findings {
 			fired[fd.Rule] = true
 		}
 	}

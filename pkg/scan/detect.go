@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -492,9 +493,83 @@ func (s *scanner) binaryFile(path string, data []byte, line int, out emit) bool 
 		return true
 	}
 	if kind := nested(data); kind != "" {
+		// An archive's members are its own (unreviewed) content, not
+		// something appended to it.
 		out(s.p.detector["nested-archive"], line, kind)
+		return false
+	}
+	// Every header below holds a NUL byte: text without one holds none.
+	if bytes.IndexByte(data, 0) >= 0 {
+		if kind, off := embeddedNative(data); kind != "" {
+			l := line
+			if l == 0 {
+				l = 1 + bytes.Count(data[:off], []byte{'\n'})
+			}
+			out(s.p.detector["native-executable"], l, fmt.Sprintf("%s header at byte %d, after other content", kind, off))
+		}
 	}
 	return false
+}
+
+// maxEmbeddedCandidates bounds the magic bytes embeddedNative checks.
+const maxEmbeddedCandidates = 4096
+
+// embeddedNative finds an executable's header after the start of data (a
+// payload appended to a script, which carves it out and runs it): an ELF
+// identification in full (class and data 1 or 2, version 1, zero padding),
+// a PE header that a DOS header points to, or a Mach-O header with a known
+// CPU and file type. It returns the format and offset, or "".
+func embeddedNative(b []byte) (string, int) {
+	n := 0
+	find := func(magic string, ok func(k int) bool) int {
+		for i := 1; n < maxEmbeddedCandidates; n++ {
+			k := indexFrom(b, i, magic)
+			if k < 0 {
+				return -1
+			}
+			if ok(k) {
+				return k
+			}
+			i = k + 1
+		}
+		return -1
+	}
+	if k := find("\x7fELF", func(k int) bool {
+		h := b[k:]
+		return len(h) >= 16 && (h[4] == 1 || h[4] == 2) && (h[5] == 1 || h[5] == 2) && h[6] == 1 &&
+			bytes.Count(h[9:16], []byte{0}) == 7
+	}); k >= 0 {
+		return "ELF", k
+	}
+	if k := find("MZ", func(k int) bool {
+		if k+0x40 > len(b) {
+			return false
+		}
+		off := int(binary.LittleEndian.Uint32(b[k+0x3c:]))
+		return off >= 0x40 && off < 1<<20 && k+off+4 <= len(b) && string(b[k+off:k+off+4]) == "PE\x00\x00"
+	}); k >= 0 {
+		return "PE", k
+	}
+	for _, magic := range []string{"\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", "\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe"} {
+		var order binary.ByteOrder = binary.LittleEndian
+		if magic[0] == 0xfe {
+			order = binary.BigEndian
+		}
+		if k := find(magic, func(k int) bool {
+			if k+16 > len(b) {
+				return false
+			}
+			cpu, file := order.Uint32(b[k+4:]), order.Uint32(b[k+12:])
+			switch cpu &^ 0x01000000 {
+			case 7, 12, 18: // x86, ARM, PowerPC
+				return 1 <= file && file <= 12
+			}
+			return false
+		}); k >= 0 {
+			return "Mach-O", k
+		}
+	}
+	return "", 0
 }
 
 // native names the executable format data starts with, or "".

