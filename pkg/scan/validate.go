@@ -272,7 +272,10 @@ func writesUnit(t []byte, start, _ int) bool {
 	if hasAt(bytes.ToLower(t[start:min(len(t), start+9)]), 0, "systemctl") {
 		return true
 	}
-	ls := lineStart(t, start)
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true // too long a line to tell: written
+	}
 	ts := start
 	for ts > ls && bytes.IndexByte([]byte(" \t|;&()`<>\"'"), t[ts-1]) < 0 {
 		ts--
@@ -294,15 +297,19 @@ func writesUnit(t []byte, start, _ int) bool {
 // negations are the words that forbid the command that follows them.
 var negations = set("never", "not", "don't", "dont", "avoid", "no", "without", "forbidden", "prohibited")
 
-// orderVerbs are the words that may stand between a negation and the
+// forbiddenVerbs are the words that may stand between a negation and the
 // command it forbids ("never run …", "do not ever use …").
-var orderVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing")
+var forbiddenVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing")
 
 // notNegated refuses a command that its clause forbids: a negation
 // followed by nothing but order verbs up to the command ("Never run `git
 // push --force origin main`", "do not git push -f …").
 func notNegated(t []byte, start, _ int) bool {
-	pre := t[lineStart(t, start):start]
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true // too long a line to tell: not negated
+	}
+	pre := t[ls:start]
 	if k := bytes.LastIndexAny(pre, ".;:!?,"); k >= 0 {
 		pre = pre[k+1:]
 	}
@@ -311,7 +318,7 @@ func notNegated(t []byte, start, _ int) bool {
 		switch {
 		case negations[ws[i]] || ws[i] == "t" && i > 0 && (ws[i-1] == "don" || ws[i-1] == "mustn" || ws[i-1] == "shouldn"):
 			return false
-		case !orderVerbs[ws[i]]:
+		case !forbiddenVerbs[ws[i]]:
 			return true
 		}
 	}
@@ -414,7 +421,10 @@ const maxStatement = 1024
 // maxStatement). A browser named in another command or paragraph does
 // not count.
 func notBrowser(t []byte, start, end int) bool {
-	ls := lineStart(t, start)
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true // too long a line to tell: an agent's flag
+	}
 	le := indexByteFrom(t, end, '\n')
 	if le < 0 {
 		le = len(t)
@@ -422,8 +432,8 @@ func notBrowser(t []byte, start, end int) bool {
 	from, to := ls, le
 	if pre := bytes.TrimSpace(t[ls:start]); len(pre) == 0 || bytes.IndexByte([]byte("[(,'\"-:="), pre[len(pre)-1]) >= 0 {
 		for from > 0 && ls-from < maxStatement {
-			p := lineStart(t, from-1)
-			if len(bytes.TrimSpace(t[p:from])) == 0 {
+			p, whole := lineStart(t, from-1)
+			if !whole || len(bytes.TrimSpace(t[p:from])) == 0 {
 				break
 			}
 			from = p
