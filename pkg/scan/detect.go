@@ -78,7 +78,7 @@ func (s *scanner) markdownComments(v *view, depth int, out emit) {
 			return
 		}
 		if found {
-			out(s.p.detector["html-comment"], v.line(k), "in a markdown comment, [label]: # (…)")
+			out(s.p.detector["html-comment"], v.line(k), "a markdown comment")
 		}
 	}
 }
