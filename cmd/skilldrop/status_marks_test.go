@@ -107,22 +107,7 @@ func TestStatusMarksTheConfigsRejections(t *testing.T) {
 	bucket := t.TempDir()
 	cfg := "version: 1\nskills:\n  - name: a\n    visibility: authenticated\n"
 	skilltest.WriteFiles(t, bucket, map[string]string{"skills/a.md": skillDoc("a"), "agent-skills.yaml": cfg})
-	states := func(step string) []string {
-		t.Helper()
-		if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
-			t.Fatalf("%s: reindex: exit %d, %s", step, code, errOut)
-		}
-		_, out, _ := runCLI("status", "--dir", bucket, "--json")
-		var doc statusDoc
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		var got []string
-		for _, r := range doc.Rejections {
-			got = append(got, r.Code+" "+r.State)
-		}
-		return got
-	}
+	states := func(step string) []string { return rejectionStates(t, bucket, step) }
 	states("indexed")
 	removeKey(t, bucket, "agent-skills.yaml")
 	if got := states("deleted"); strings.Join(got, ",") != "config_missing open" {
@@ -205,22 +190,7 @@ func TestStatusMarksARestoreFixed(t *testing.T) {
 	bucket := t.TempDir()
 	rc := skilltest.SkillMD("rc", "1", "Adds an alias.") + "\necho \"alias ll=ls\" >> ~/.bashrc\n"
 	skilltest.WriteFiles(t, bucket, map[string]string{"skills/rc/SKILL.md": rc, "agent-skills.yaml": "version: 1\n"})
-	state := func(step string) string {
-		t.Helper()
-		if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
-			t.Fatalf("%s: reindex: exit %d, %s", step, code, errOut)
-		}
-		_, out, _ := runCLI("status", "--dir", bucket, "--json")
-		var doc statusDoc
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		var got []string
-		for _, r := range doc.Rejections {
-			got = append(got, r.Code+" "+r.State)
-		}
-		return strings.Join(got, ",")
-	}
+	state := func(step string) string { return strings.Join(rejectionStates(t, bucket, step), ",") }
 	if got := state("warned"); got != "" {
 		t.Fatalf("warned: rejections %q", got)
 	}
@@ -232,4 +202,24 @@ func TestStatusMarksARestoreFixed(t *testing.T) {
 	if got := state("restored"); got != "scan_blocked fixed" {
 		t.Errorf("restored: %q, want scan_blocked fixed", got)
 	}
+}
+
+// rejectionStates re-indexes bucket and lists its status document's
+// rejections as "<code> <state>", in its order; step names the moment in
+// messages.
+func rejectionStates(t *testing.T, bucket, step string) []string {
+	t.Helper()
+	if code, _, errOut := runCLI("reindex", "--dir", bucket); code != exitOK {
+		t.Fatalf("%s: reindex: exit %d, %s", step, code, errOut)
+	}
+	_, out, _ := runCLI("status", "--dir", bucket, "--json")
+	var doc statusDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+	var got []string
+	for _, r := range doc.Rejections {
+		got = append(got, r.Code+" "+r.State)
+	}
+	return got
 }

@@ -3,11 +3,9 @@ package indexer
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/skilldrop/skilldrop/internal/skilltest"
 	"github.com/skilldrop/skilldrop/pkg/catalog"
-	"github.com/skilldrop/skilldrop/pkg/digest"
 	"github.com/skilldrop/skilldrop/pkg/obs"
 	"github.com/skilldrop/skilldrop/pkg/scan"
 )
@@ -123,22 +121,7 @@ func TestOlderBuildLowersScanEngine(t *testing.T) {
 func TestOlderPackDoesNotBlockWhatANewerPassed(t *testing.T) {
 	e := newEnv(t)
 	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
-	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
-	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
-		sk := c.Skills["fetcher"]
-		if err := sk.LoadHistory(); err != nil {
-			return err
-		}
-		v := sk.Versions[0]
-		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
-		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Clean, Engine: newerEngine}, nil
-		sk.Latest = "1.0"
-		sk.SetVersions(append(sk.Versions, v))
-		c.ScanEngine = newerEngine
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.judgedBefore(t, blockedDoc, scan.Clean, newerEngine, nil)
 	e.put("skills/fetcher.md", blockedDoc)
 	res := e.reindex()
 	if len(res.Rejected) != 0 || len(res.Gone) != 0 {

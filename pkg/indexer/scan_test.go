@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -236,22 +237,7 @@ func TestRescan(t *testing.T) {
 	e.drop("skills/fetcher.md", clean)
 	// 1.0 was published under an older pack that did not catch it: its
 	// blob holds the bytes, its record says clean under that engine.
-	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
-	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
-		sk := c.Skills["fetcher"]
-		if err := sk.LoadHistory(); err != nil {
-			return err
-		}
-		v := sk.Versions[0]
-		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
-		v.Scan = &scan.Result{Verdict: scan.Clean, Engine: scan.EnginePrefix + "0"}
-		sk.Latest = "1.0"
-		sk.SetVersions(append(sk.Versions, v))
-		c.ScanEngine = scan.EnginePrefix + "0"
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.judgedBefore(t, blockedDoc, scan.Clean, scan.EnginePrefix+"0", nil)
 	res, err := e.ix.ReconcileBucket(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -310,22 +296,7 @@ func TestRescanSignsTheAICatalog(t *testing.T) {
 	key := newSigner(t)
 	e := newEnv(t, signedBy(key))
 	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
-	e.put(catalog.BlobKey(digest.Of(blockedDoc)), blockedDoc)
-	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
-		sk := c.Skills["fetcher"]
-		if err := sk.LoadHistory(); err != nil {
-			return err
-		}
-		v := sk.Versions[0]
-		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(blockedDoc), int64(len(blockedDoc)), v.PublishedAt.Add(time.Minute)
-		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Clean, Engine: scan.EnginePrefix + "0"}, nil
-		sk.Latest = "1.0"
-		sk.SetVersions(append(sk.Versions, v))
-		c.ScanEngine = scan.EnginePrefix + "0"
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.judgedBefore(t, blockedDoc, scan.Clean, scan.EnginePrefix+"0", nil)
 	if _, err := e.ix.Rescan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -350,24 +321,7 @@ func TestRescanRestores(t *testing.T) {
 	e := newEnv(t, signedBy(key))
 	e.drop("skills/fetcher.md", []byte(skilltest.SkillMD("fetcher", "0.9", "Fetches.")))
 	benign := []byte(skilltest.SkillMD("fetcher", "1.0", "Fetches, now without a pipe."))
-	e.put(catalog.BlobKey(digest.Of(benign)), benign)
-	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
-		sk := c.Skills["fetcher"]
-		if err := sk.LoadHistory(); err != nil {
-			return err
-		}
-		v := sk.Versions[0]
-		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(benign), int64(len(benign)), v.PublishedAt.Add(time.Minute)
-		v.Scan, v.Bundle = &scan.Result{Verdict: scan.Block, Engine: scan.EnginePrefix + "0"}, nil
-		sk.SetVersions(append(sk.Versions, v))
-		if !c.SetGone(sk, sk.Version("1.0"), &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: "blocked by an older pack", At: v.PublishedAt}) {
-			t.Fatal("1.0 not taken out of service")
-		}
-		c.ScanEngine = scan.EnginePrefix + "0"
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.judgedBefore(t, benign, scan.Block, scan.EnginePrefix+"0", &catalog.Gone{Code: catalog.GoneScanBlocked, Reason: "blocked by an older pack", At: time.Now()})
 	if sk := e.catalog().Skills["fetcher"]; sk.Latest != "0.9" {
 		t.Fatalf("set-up: latest %s", sk.Latest)
 	}
@@ -429,5 +383,35 @@ func TestScanBlockedRejectionNamesItsFindings(t *testing.T) {
 	a = e.audits()[1]
 	if a["digest"] != digest.Of(skillDoc("wrong", "1", "Misnamed.")).String() || a["findings"] != nil {
 		t.Errorf("name_mismatch audit event: %v", a)
+	}
+}
+
+// judgedBefore gives the skill fetcher (published at 0.9 from
+// skills/fetcher.md) a version 1.0 of doc, its blob stored, as another
+// rule pack (engine) judged it: verdict, unsigned, and the catalog's
+// engine; when gone is set, that judgement took it out of service, else it
+// is the latest.
+func (e *env) judgedBefore(t *testing.T, doc []byte, verdict scan.Verdict, engine string, gone *catalog.Gone) {
+	t.Helper()
+	e.put(catalog.BlobKey(digest.Of(doc)), doc)
+	if _, err := catalog.Update(context.Background(), e.st, func(c *catalog.Catalog) error {
+		sk := c.Skills["fetcher"]
+		if err := sk.LoadHistory(); err != nil {
+			return err
+		}
+		v := sk.Versions[0]
+		v.Label, v.Digest, v.Size, v.PublishedAt = "1.0", digest.Of(doc), int64(len(doc)), v.PublishedAt.Add(time.Minute)
+		v.Scan, v.Bundle = &scan.Result{Verdict: verdict, Engine: engine}, nil
+		if gone == nil {
+			sk.Latest = "1.0"
+		}
+		sk.SetVersions(append(sk.Versions, v))
+		if gone != nil && !c.SetGone(sk, sk.Version("1.0"), gone) {
+			return fmt.Errorf("1.0 not taken out of service")
+		}
+		c.ScanEngine = engine
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
