@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,11 +46,13 @@ finding names them.
 An archive the validator refuses only for its root SKILL.md (none there, its files under a top folder, or a
 frontmatter that does not parse) is reported as refused, and its files are scanned all the same.
 
-A folder with no regular file is reported as nothing_to_scan (not clean), and a file larger than the 10 MiB scan
-reads as too_large, its start scanned all the same (the validator refuses it whole).
+A folder with no regular file is reported as nothing_to_scan (not clean), a file larger than the 10 MiB scan
+reads as too_large, its start scanned all the same (the validator refuses it whole), and an archive by its bytes
+not named *.zip, *.tar.gz or *.tgz as archive_name, its files scanned. Of a folder laid out like the bucket, only
+what uploads fill is read (skills/, listings/, subagents/, files/, agent-skills.yaml), not the indexer's state.
 
 exit status: 0 when nothing blocks, 1 when something blocks (or an archive is refused, a file cannot be read, a
-folder is empty or a file too large), 2 on usage errors`,
+folder is empty or a file too large), 2 on usage errors (a path that does not exist)`,
 		run: runScan,
 	})
 }
@@ -79,6 +82,7 @@ var maxScanFile int64 = archive.DefaultMaxExpandedBytes
 const (
 	codeNothingToScan  = "nothing_to_scan"
 	codeTooLargeToScan = "too_large"
+	codeArchiveName    = "archive_name"
 )
 
 // scanError is why scan could not scan a path whole, with its code.
@@ -223,12 +227,16 @@ func printRules(stdout, stderr io.Writer, pol scan.Policy, asJSON bool) int {
 // SKILL.md or agent.md), as it is; any other folder (a bucket, a folder
 // of skills) is what it holds: each skill folder in it, and each other
 // file, archives included, which are scanned as archives, never as a
-// nested archive of the folder. Symbolic links are not followed.
+// nested archive of the folder. Of a folder laid out like the bucket,
+// only what uploads fill (skills/, listings/, subagents/, files/,
+// agent-skills.yaml; no dot-file) is read, not the indexer's state beside
+// it. Symbolic links are not followed.
 func scanTargets(p string) []string {
 	if !isDir(p) || isSkillFolder(p) {
 		return []string{p}
 	}
 	var out []string
+	_, bucket := layoutKeys(p)
 	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
@@ -237,6 +245,19 @@ func scanTargets(p string) []string {
 			out = append(out, q)
 			return filepath.SkipDir
 		case q == p:
+			return nil
+		case bucket && filepath.Dir(q) == filepath.Clean(p) && !uploaded(d.Name(), d.IsDir()):
+			// A bucket's own state (blobs/, catalog/, .skilldrop/ …) is
+			// the service's, not an upload's.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case bucket && strings.HasPrefix(d.Name(), "."):
+			// Dot-files the bucket ignores too.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
 			return nil
 		case d.IsDir() && isSkillFolder(q):
 			out = append(out, q)
@@ -250,6 +271,20 @@ func scanTargets(p string) []string {
 		return []string{p} // nothing to scan, which its scan reports
 	}
 	return out
+}
+
+// uploaded reports whether a bucket's top-level entry holds uploads: the
+// source prefixes, files/ and agent-skills.yaml.
+func uploaded(name string, dir bool) bool {
+	if !dir {
+		return name == artifact.ConfigKey
+	}
+	for _, prefix := range []string{artifact.SkillsPrefix, artifact.ListingsPrefix, artifact.SubagentsPrefix, artifact.FilesPrefix} {
+		if name+"/" == prefix {
+			return true
+		}
+	}
+	return false
 }
 
 func isDir(p string) bool {
@@ -341,7 +376,28 @@ func filesOf(p string) (files []archive.File, sum digest.Digest, refused, err er
 		}
 		return c.Files, sum, wrapArchive(err), nil
 	}
+	if ext := archiveByContent(data); ext != "" {
+		// An archive by its bytes, not by its name (evil.ZIP, a .skill):
+		// the bucket takes no such key, and the scan reads its files all
+		// the same, rather than one opaque file.
+		if c, err := archive.Contents(data, filepath.Base(p)+ext, archive.Limits{}); err == nil {
+			return c.Files, sum, &scanError{codeArchiveName, fmt.Sprintf("an archive (%s) not named *.zip, *.tar.gz or *.tgz, "+
+				"which the bucket refuses; its files are scanned as the validator would read them", strings.TrimPrefix(ext, "."))}, nil
+		}
+	}
 	return []archive.File{{Path: filepath.Base(p), Data: data}}, sum, nil, nil
+}
+
+// archiveByContent is the extension of the archive format data starts
+// with (".zip", ".tar.gz"), or "".
+func archiveByContent(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
+		return ".zip"
+	case bytes.HasPrefix(data, []byte("\x1f\x8b")):
+		return ".tar.gz"
+	}
+	return ""
 }
 
 // folderDigest is the digest of what the bucket reads from a skill or
