@@ -38,7 +38,7 @@ func init() {
   agent-skills.yaml                                the operator config
 The name a file or folder name implies must equal the frontmatter's (name_mismatch). Every artifact is scanned
 as the indexer scans it, and judged under the default policy, or inside a directory laid out like the bucket
-under that bucket's agent-skills.yaml (its scan.block, and the allows its entry gives those bytes): what blocks is
+under that bucket's agent-skills.yaml (its scan.block, and its entry's caps and allows): what blocks is
 rejected (scan_blocked), other findings are warnings ("scan: <file>:<line>: <severity> <rule>: <message>"); skilldrop scan prints findings alone.
 
 Prints one line per argument: "ok <path> <name> <type> <digest>" (for agent-skills.yaml: "ok <path> - config <digest>")
@@ -297,23 +297,25 @@ func validateAs(p, key string, data []byte, lim archive.Limits) validation {
 	if err != nil {
 		return rejected(p, err)
 	}
-	a, err := artifact.Validate(k, data, lim)
-	if err != nil {
-		return rejected(p, err)
-	}
-	// Inside a bucket layout, judged as that bucket's indexer judges: under
-	// its config's scan policy and the allows its entry gives these bytes.
+	// Inside a bucket layout, validated and judged as that bucket's indexer
+	// does: under the caps its config's entry sets, its scan policy, and
+	// the allows the entry gives these bytes.
 	var pol scan.Policy
-	var allows map[string]string
+	var ce *skillsconfig.Entry
 	cfg, root, cfgErr := bucketConfig(p, key)
 	if cfg != nil {
 		kind := catalog.KindSkill
 		if k.Kind == artifact.KindSubagent {
 			kind = catalog.KindSubagent
 		}
-		pol, allows = cfg.Policy(), cfg.Touches(kind, k.Listing, k.Name).Allows(a.Digest)
+		pol, ce = cfg.Policy(), cfg.Touches(kind, k.Listing, k.Name)
+		lim = indexer.EntryLimits(lim, ce)
 	}
-	res := pol.Judge(a.Scan, allows)
+	a, err := artifact.Validate(k, data, lim)
+	if err != nil {
+		return rejected(p, err)
+	}
+	res := pol.Judge(a.Scan, ce.Allows(a.Digest))
 	v := validation{Path: p, Scan: &res}
 	if cfgErr != nil {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the bucket's %s cannot be used (%v): judged under the default scan policy, "+
@@ -428,7 +430,8 @@ func checkInline(p string, cfg *skillsconfig.Config, v *validation) (validation,
 			if e, ok := artifact.AsError(err); ok {
 				r.Message = e.Msg
 			}
-			r.Message = fmt.Sprintf("%s (%s, its inline body, %s): %s", ce.Field, ce.Name, sum, r.Message)
+			r.Message = fmt.Sprintf("%s (%s, its inline body, %s) is refused (the config itself is valid, and stays in force once uploaded): %s",
+				ce.Field, ce.Name, sum, r.Message)
 			r.Scan = res
 			return r, false
 		}

@@ -246,7 +246,7 @@ func TestValidateScansInlineBodies(t *testing.T) {
 		code         int
 		out          string
 	}{
-		{"blocked", blocked, exitFailure, "rejected agent-skills.yaml scan_blocked: skills[1] (ev, its inline body, " + digest.Of([]byte(evBody)).String() + "): blocked by the content scan"},
+		{"blocked", blocked, exitFailure, "rejected agent-skills.yaml scan_blocked: skills[1] (ev, its inline body, " + digest.Of([]byte(evBody)).String() + ") is refused (the config itself is valid, and stays in force once uploaded): blocked by the content scan"},
 		{"allowed", allowed, exitOK, "ok agent-skills.yaml"},
 		{"warned", "version: 1\nskills:\n  - name: rc\n" + body("rc", `echo "alias ll=ls" >> ~/.zshrc`), exitOK, "ok agent-skills.yaml"},
 		{"listing", "version: 1\nlistings:\n  partner-a:\n    skills:\n      - name: ev\n" + indent(body("ev", curl)), exitFailure, "scan_blocked: listings.partner-a.skills[0] (ev, its inline body, "},
@@ -282,7 +282,9 @@ func TestValidateJudgesUnderTheBucketsConfig(t *testing.T) {
 	skilltest.WriteFiles(t, dir, map[string]string{
 		"b/skills/fetcher.md":      curlDoc,
 		"b/skills/rc/SKILL.md":     rcDoc,
-		"b/agent-skills.yaml":      allow + "scan:\n  block: medium\n",
+		"b/agent-skills.yaml":      allow + "  - name: two\n    max_entries: 1\n" + "scan:\n  block: medium\n",
+		"b/skills/two.zip":         string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("two"), "a.md": "a", "b.md": "b"})),
+		"plain/two.zip":            string(skilltest.Zip(t, map[string]string{"SKILL.md": skillDoc("two"), "a.md": "a", "b.md": "b"})),
 		"plain/fetcher.md":         curlDoc,
 		"broken/skills/rc.md":      rcDoc,
 		"broken/agent-skills.yaml": "version: 1\nscan: [\n",
@@ -295,6 +297,8 @@ func TestValidateJudgesUnderTheBucketsConfig(t *testing.T) {
 		{"b/skills/rc", "rejected " + filepath.Join(dir, "b/skills/rc") + " scan_blocked: ", "", exitFailure}, // medium blocks there
 		{"plain/fetcher.md", "rejected " + filepath.Join(dir, "plain/fetcher.md") + " scan_blocked: ", "", exitFailure},
 		{"broken/skills/rc.md", "ok ", "agent-skills.yaml cannot be used", exitOK},
+		{"b/skills/two.zip", "rejected " + filepath.Join(dir, "b/skills/two.zip") + " ", "", exitFailure}, // the entry's cap
+		{"plain/two.zip", "ok ", "", exitOK},
 	} {
 		code, out, errOut := runCLI("validate", filepath.Join(dir, tt.path))
 		if code != tt.code || !strings.HasPrefix(out, tt.out) || !strings.Contains(errOut, tt.errOut) {
