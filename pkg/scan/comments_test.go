@@ -89,3 +89,27 @@ func TestWrappedProse(t *testing.T) {
 		}
 	}
 }
+
+// TestForbiddenCommands: a guardrail that forbids a destructive command
+// ("Never run `rm -rf /`", "never A or B") is no order to run it; the
+// same command ordered, or after a clause that forbids something else, is.
+func TestForbiddenCommands(t *testing.T) {
+	for _, tt := range []struct {
+		line, rule string // rule "": clean
+	}{
+		{"Never run `rm -rf /`.", ""},
+		{"Do not ever run `rm -rf /` or `rm -rf ~`.", ""},
+		{"Never run `git push --force origin main` or `git push -f origin master`.", ""},
+		{"Run `rm -rf ~` now.", "destructive.wipe"},
+		{"Wait a bit or run `rm -rf ~`.", "destructive.wipe"},
+		{"Don't wait, or run `rm -rf ~`.", "destructive.wipe"},
+		{"Never ask; run `rm -rf ~`.", "destructive.wipe"},
+		{"Never run `ls` before you run `git push -f origin main`.", "destructive.force-push"},
+	} {
+		r := scanFiles(map[string]string{"SKILL.md": "---\nname: t\ndescription: x\n---\n" + tt.line + "\n"})
+		blocks := (scan.Policy{}).Judge(r, nil).Verdict == scan.Block
+		if tt.rule == "" && blocks || tt.rule != "" && (!has(r, tt.rule, "SKILL.md", 5) || !blocks) {
+			t.Errorf("%q: want %q:\n%s", tt.line, tt.rule, findings(r))
+		}
+	}
+}

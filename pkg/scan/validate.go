@@ -318,12 +318,22 @@ func notNegated(t []byte, start, _ int) bool {
 		switch {
 		case negations[ws[i]] || ws[i] == "t" && i > 0 && (ws[i-1] == "don" || ws[i-1] == "mustn" || ws[i-1] == "shouldn"):
 			return false
+		case ws[i] == "or" || ws[i] == "nor":
+			// "never run A or B": B is forbidden as A is, when the
+			// clause holds a negation before the alternatives.
+			for j, w := range ws[:i] {
+				if negations[w] || w == "t" && j > 0 && (ws[j-1] == "don" || ws[j-1] == "mustn" || ws[j-1] == "shouldn") {
+					return false
+				}
+			}
+			return true
 		case !forbiddenVerbs[ws[i]]:
 			return true
 		}
 	}
 	return true
 }
+
 
 // disclaimers are the words that, earlier in the same clause, make a
 // phrase a citation rather than an order: a negation or refusal, or talk
