@@ -334,7 +334,6 @@ func notNegated(t []byte, start, _ int) bool {
 	return true
 }
 
-
 // disclaimers are the words that, earlier in the same clause, make a
 // phrase a citation rather than an order: a negation or refusal, or talk
 // about such phrases (examples, attacks, what a page says).
