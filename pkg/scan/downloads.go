@@ -309,20 +309,16 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 		first = min(first, d.line)
 	}
 	// What a line must hold to be read further: a downloaded file's
-	// base name, or a call that evaluates code.
-	var needles [][]byte
-	code := false
+	// base name, as a name (not inside a word: "en" is not run by "then"),
+	// or a call that evaluates code.
+	var names, calls [][]byte
 	for _, d := range dl {
 		if d.code {
-			code = true
-		} else if n := []byte(d.base); !slices.ContainsFunc(needles, func(b []byte) bool { return bytes.Equal(b, n) }) {
-			needles = append(needles, n)
+			calls = evalCalls
+		} else if n := []byte(d.base); !slices.ContainsFunc(names, func(b []byte) bool { return bytes.Equal(b, n) }) {
+			names = append(names, n)
 		}
 	}
-	if code {
-		needles = append(needles, evalCalls...)
-	}
-	var scratch []byte
 	found := map[string]int{}
 	for _, w := range []*view{v, sv} {
 		if w == nil {
@@ -333,31 +329,83 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 		if w == v && first-1 < len(v.lines) && v.orig == nil {
 			from = v.lines[first-1]
 		}
-		for ls := from; ls < len(t); {
-			le := indexByteFrom(t, ls, '\n')
+		// Lower-cased once, and only the lines holding a needle read.
+		s.low = slices.Grow(s.low[:0], len(t)-from)[:len(t)-from]
+		low := s.low
+		lowerASCII(low, t[from:])
+		for _, ls := range linesHolding(low, names, calls) {
+			le := indexByteFrom(low, ls, '\n')
 			if le < 0 {
-				le = len(t)
+				le = len(low)
 			}
-			scratch = append(scratch[:0], t[ls:le]...)
-			lowerASCII(scratch, scratch)
-			if !containsAny(scratch, needles) {
-				ls = le + 1
-				continue
-			}
-			if r, off := runOf(scratch, dl, func(off int) int { return w.line(ls + off) }); r != "" && found[r] < maxPerRule {
+			at := from + ls
+			if r, off := runOf(low[ls:le], dl, func(off int) int { return w.line(at + off) }); r != "" && found[r] < maxPerRule {
 				found[r]++
 				rule := s.p.detector["downloaded-file-run"]
 				if r == "code" {
 					rule = s.p.detector["downloaded-code-eval"]
 				}
-				out(rule, w.line(ls+off), "")
+				out(rule, w.line(at+off), "")
 				if found["file"]+found["code"] >= 2*maxPerRule {
 					return
 				}
 			}
-			ls = le + 1
 		}
 	}
+}
+
+// linesHolding is where each line of t that holds one of names (as a
+// name: neither it nor a word it is in goes on past it) or of calls
+// starts, in order. Each needle is looked for with one pass of
+// bytes.Index, skipping to the end of the line it was found on.
+func linesHolding(t []byte, names, calls [][]byte) []int {
+	var all, mine, merged []int
+	for i, n := range slices.Concat(names, calls) {
+		mine = appendLinesHolding(mine[:0], t, n, i < len(names))
+		// The union of two sorted lists, sorted.
+		merged = merged[:0]
+		a, b := all, mine
+		for len(a) > 0 || len(b) > 0 {
+			switch {
+			case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+				merged, a = append(merged, a[0]), a[1:]
+			case len(a) == 0 || b[0] < a[0]:
+				merged, b = append(merged, b[0]), b[1:]
+			default:
+				merged, a, b = append(merged, a[0]), a[1:], b[1:]
+			}
+		}
+		all, merged = merged, all
+	}
+	return all
+}
+
+// appendLinesHolding appends to lines where each line of t that holds n
+// starts (as a name only, when name is set).
+func appendLinesHolding(lines []int, t, n []byte, name bool) []int {
+	for i, from := 0, 0; from < len(t); {
+		k := bytes.Index(t[from:], n)
+		if k < 0 {
+			break
+		}
+		at, end := from+k, from+k+len(n)
+		if name && (at > 0 && (word[t[at-1]] || t[at-1] == '-' || t[at-1] == '.') ||
+			end < len(t) && (word[t[end]] || t[end] == '-')) {
+			from = at + 1
+			continue
+		}
+		ls := i
+		if j := bytes.LastIndexByte(t[i:at], '\n'); j >= 0 {
+			ls = i + j + 1
+		}
+		lines = append(lines, ls)
+		if i = indexByteFrom(t, at, '\n'); i < 0 {
+			break
+		}
+		i++
+		from = i
+	}
+	return lines
 }
 
 // evalCalls are the calls that evaluate code they are given.

@@ -43,7 +43,7 @@ type Rule struct {
 	severity string
 	valid    func(text []byte, start, end int) bool
 	index    int
-	requires [][]byte
+	requires []int // indexes of the pack's needles
 	// prose is set for the rules of words addressed to the agent, which a
 	// paragraph may wrap onto its next line (scanner.patterns).
 	prose bool
@@ -61,12 +61,15 @@ var flagGroup = regexp.MustCompile(`\(\?[a-zA-Z-]+\)`)
 type matcher struct {
 	rule *Rule
 	re   *regexp.Regexp
+	// needs are what a window must hold for re to match in it (needsOf),
+	// as indexes of the pack's needles; none when nothing is known.
+	needs []int
 }
 
 // matchers splits r's pattern into its top-level alternatives and gives
 // each keyword the ones that may start with it (all of those whose start
 // is not a literal).
-func matchers(r *Rule) (map[string]matcher, error) {
+func (p *Pack) matchers(r *Rule) (map[string]matcher, error) {
 	if r.Pattern == "" {
 		return nil, nil
 	}
@@ -99,9 +102,34 @@ func matchers(r *Rule) (map[string]matcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[k] = matcher{rule: r, re: cre}
+		parsed, err := syntax.Parse(cre.String(), syntax.Perl)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = matcher{rule: r, re: cre, needs: p.needleIndexes(needsOf(parsed, r.Case != "sensitive", k), r.Case != "sensitive")}
 	}
 	return out, nil
+}
+
+// needleIndexes are the indexes of words among p's needles, each added
+// when it is new; looked for in lower-cased text when lowered is set.
+func (p *Pack) needleIndexes(words []string, lowered bool) []int {
+	var out []int
+	for _, w := range words {
+		key := w + "\x00s"
+		if lowered {
+			key = w + "\x00l"
+		}
+		k, ok := p.needleOf[key]
+		if !ok {
+			k = len(p.needles)
+			p.needleOf[key] = k
+			p.needles = append(p.needles, []byte(w))
+			p.lowNeedle = append(p.lowNeedle, lowered)
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // alternatives splits a pattern, as written, into its top-level
@@ -225,6 +253,15 @@ type Pack struct {
 	detector map[string]*Rule
 	combos   []*Rule
 	keywords *automaton
+	// needles are the strings the windows of pattern rules are looked
+	// for (Requires, and matchers' needs); lowNeedle[i] is set when
+	// needle i is looked for in lower-cased text.
+	needles   [][]byte
+	lowNeedle []bool
+	needleOf  map[string]int
+	// reference is set on the pack the tests compare this one with:
+	// needs ignored, and requires looked for in each window.
+	reference bool
 	// rulesOf[k] are the matchers keyword k triggers.
 	rulesOf [][]matcher
 	// fetchWord[k]: keyword k is one of fetchWords.
@@ -323,7 +360,7 @@ func Parse(doc []byte) (*Pack, error) {
 	if raw.Version == "" || strings.ContainsAny(raw.Version, " /\t\n") {
 		return nil, fmt.Errorf("scan: rule pack: version %q: want a non-empty word", raw.Version)
 	}
-	p := &Pack{version: raw.Version, byID: map[string]*Rule{}, detector: map[string]*Rule{}}
+	p := &Pack{version: raw.Version, byID: map[string]*Rule{}, detector: map[string]*Rule{}, needleOf: map[string]int{}}
 	var words []string
 	wordIndex := map[string]int{}
 	for i := range raw.Rules {
@@ -332,7 +369,7 @@ func Parse(doc []byte) (*Pack, error) {
 		if err := p.add(r); err != nil {
 			return nil, fmt.Errorf("scan: rule pack: rule %d (%s): %w", i+1, r.ID, err)
 		}
-		ms, err := matchers(r)
+		ms, err := p.matchers(r)
 		if err != nil {
 			return nil, fmt.Errorf("scan: rule pack: rule %d (%s): %w", i+1, r.ID, err)
 		}
@@ -427,9 +464,7 @@ func (p *Pack) add(r *Rule) error {
 		if _, err := regexp.Compile(r.Pattern); err != nil {
 			return err
 		}
-		for _, w := range r.Requires {
-			r.requires = append(r.requires, []byte(w))
-		}
+		r.requires = p.needleIndexes(r.Requires, r.Case != "sensitive")
 		if r.Validator != "" {
 			if r.valid = validators[r.Validator]; r.valid == nil {
 				return fmt.Errorf("validator %q is unknown", r.Validator)

@@ -52,6 +52,11 @@ const windowAfter = 1024
 // its sentence to be read on into the next line: the rest of a phrase.
 const wrapReach = 48
 
+// shortLine is how short the rest of a line is for the needles of its
+// windows to be looked for in each (when they are, where each is next
+// found is kept for the line's next windows).
+const shortLine = 256
+
 // lowAhead is how far past a window the patterns lower-case the text.
 const lowAhead = 4096
 
@@ -117,6 +122,10 @@ type scanner struct {
 	// downloads are the downloads of the texts being scanned, for
 	// runsOfDownloads.
 	downloads []download
+	// low is runsOfDownloads' lower-cased text.
+	low []byte
+	// next1 is where patterns next finds each needle.
+	next1 []nextNeedle
 }
 
 // emit receives what a text scan found: rule r on line (of that text),
@@ -264,6 +273,43 @@ func (s *scanner) patterns(v *view, out emit) {
 		}
 		return low[start-lowFrom : we-lowFrom]
 	}
+	// holds reports whether w, t[start:we] as the needles ids are looked
+	// for (we no further than nl, the end of its line), holds one of them
+	// (true for none). Where
+	// each needle is next found is kept, for the next windows of the line:
+	// they overlap, and most rules need what none of their line holds, so
+	// a line is read about once for each needle.
+	if s.next1 == nil {
+		s.next1 = make([]nextNeedle, len(s.p.needles))
+	}
+	next := s.next1
+	clear(next)
+	holds := func(ids []int, w []byte, start, we, nl int) bool {
+		if len(ids) == 0 {
+			return true
+		}
+		if nl-start < shortLine || s.p.reference {
+			return s.p.containsAny(w, ids)
+		}
+		for _, i := range ids {
+			n, c := s.p.needles[i], &next[i]
+			if c.to == 0 || start < c.from || we > c.to || c.at >= 0 && c.at < start {
+				src, from, to := t, 0, max(we, min(nl, start+lowAhead))
+				if s.p.lowNeedle[i] {
+					lowered(start, we)
+					src, from, to = low, lowFrom, max(we, min(nl, lowFrom+len(low)))
+				}
+				*c = nextNeedle{from: start, to: to, at: bytes.Index(src[start-from:to-from], n)}
+				if c.at >= 0 {
+					c.at += start
+				}
+			}
+			if c.at >= 0 && c.at+len(n) <= we {
+				return true
+			}
+		}
+		return false
+	}
 	nl := -1 // the first newline at or after the last hit's end, or len(t)
 	s.p.keywords.find(t, func(k, end int) {
 		if s.over {
@@ -297,14 +343,14 @@ func (s *scanner) patterns(v *view, out emit) {
 				w = lowered(start, we)
 			}
 			var loc []int
-			if len(r.requires) == 0 || containsAny(w, r.requires) {
+			if holds(r.requires, w, start, we, nl) && (s.p.reference || holds(m.needs, w, start, we, nl)) {
 				loc = m.re.FindIndex(w)
 			}
 			if loc == nil && r.prose && we == nl && nl-end <= wrapReach {
 				// A sentence may wrap: read on into the paragraph's
 				// next line (the newline a blank, offsets as in t).
 				if w2 := s.wrapped(t, start, nl, end, r.Case != "sensitive"); w2 != nil &&
-					(len(r.requires) == 0 || containsAny(w2, r.requires)) {
+					s.p.containsAny(w2, r.requires) && s.p.containsAny(w2, m.needs) {
 					s.pattern += int64(len(w2) - len(w))
 					loc = m.re.FindIndex(w2)
 				}
@@ -390,14 +436,20 @@ func continues(line []byte) bool {
 	return j == i || j >= len(line) || (line[j] != '.' && line[j] != ')')
 }
 
-func containsAny(b []byte, words [][]byte) bool {
-	for _, w := range words {
-		if bytes.Contains(b, w) {
+// containsAny reports whether b holds one of the needles ids (true for
+// none).
+func (p *Pack) containsAny(b []byte, ids []int) bool {
+	for _, i := range ids {
+		if bytes.Contains(b, p.needles[i]) {
 			return true
 		}
 	}
-	return false
+	return len(ids) == 0
 }
+
+// nextNeedle is where a needle is first found in t[from:to] of a text
+// (at: -1 for nowhere).
+type nextNeedle struct{ from, to, at int }
 
 // word are the bytes of words: a keyword that starts with one matches
 // only where a word starts.
