@@ -2,7 +2,10 @@ package scan_test
 
 import (
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +28,66 @@ func BenchmarkScanText(b *testing.B) {
 		scan.Files(files)
 	}
 	reportCPU(b, cpu)
+}
+
+// BenchmarkScanRepoText scans real technical text: this repository's own
+// documentation, scripts and configuration (repoText), about 330 KiB, in
+// copies to 10 MiB, one file for each of its files. It is denser in what
+// the rules look for than most skills are: the README shows the attacks.
+func BenchmarkScanRepoText(b *testing.B) {
+	files := repoText(b, 10<<20)
+	var n int64
+	for _, f := range files {
+		n += int64(len(f.Data))
+	}
+	scan.Default()
+	b.SetBytes(n)
+	cpu := cpuTime(b)
+	for b.Loop() {
+		scan.Files(files)
+	}
+	reportCPU(b, cpu)
+}
+
+// repoText is the repository's text files (markdown, shell, Python,
+// JavaScript, YAML, JSON) but pkg/scan's own, whose tests hold attacks,
+// and what is built or installed, copied under new paths until they hold
+// size bytes.
+func repoText(b *testing.B, size int) []archive.File {
+	var files []archive.File
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "build" || name == "bin" ||
+				path == filepath.Join(root, "pkg", "scan")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(name) {
+		case ".md", ".sh", ".py", ".js", ".mjs", ".yaml", ".yml", ".json", ".txt":
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files = append(files, archive.File{Path: filepath.ToSlash(path[len(root)+1:]), Data: data})
+		}
+		return nil
+	})
+	if err != nil || len(files) < 20 {
+		b.Fatalf("reading the repository's text: %d files, %v", len(files), err)
+	}
+	var out []archive.File
+	for n, i := 0, 0; n < size; i++ {
+		f := files[i%len(files)]
+		out = append(out, archive.File{Path: fmt.Sprintf("copy%02d/%s", i/len(files), f.Path), Data: f.Data})
+		n += len(f.Data)
+	}
+	return out
 }
 
 // reportCPU reports the processor time per operation since cpu, as
