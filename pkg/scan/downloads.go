@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+
+	"github.com/skilldrop/skilldrop/pkg/archive"
 )
 
 // Downloads bound to a later run: a file a line downloads (curl -o x,
@@ -308,6 +310,7 @@ func (s *scanner) runsOfDownloads(v, sv *view, dl []download, out emit) {
 	for _, d := range dl {
 		first = min(first, d.line)
 	}
+	first = max(first, 1) // line 0: another file's, before every line
 	// What a line must hold to be read further: a downloaded file's
 	// base name, as a name (not inside a word: "en" is not run by "then"),
 	// or a call that evaluates code.
@@ -406,6 +409,73 @@ func appendLinesHolding(lines []int, t, n []byte, name bool) []int {
 		from = i
 	}
 	return lines
+}
+
+// fileDownload is a file that a file of the artifact downloads.
+type fileDownload struct {
+	path string
+	d    download
+}
+
+// noteAcross keeps the files dl (of the file being scanned) downloads, for
+// runsAcross: a variable is its script's own, and is not kept.
+func (s *scanner) noteAcross(dl []download) {
+	for _, d := range dl {
+		if !d.code && len(s.across) < maxDownloads {
+			s.across = append(s.across, fileDownload{s.path, d})
+		}
+	}
+}
+
+// runsAcross reports each line of a text file of files (text[i]: file i
+// was read as text) that runs a file another one downloads: the payload
+// split across files (SKILL.md says curl -o /tmp/x.sh URL, a script runs
+// bash /tmp/x.sh). Whichever comes first, the download is before the run:
+// an agent reads the skill before it runs its scripts. Only the files
+// naming a download are read again.
+func (s *scanner) runsAcross(files []archive.File, text []bool) {
+	for i, f := range files {
+		var dl []download
+		from := ""
+		for _, a := range s.across {
+			if a.path == f.Path {
+				continue
+			}
+			d := a.d
+			d.line = 0
+			dl = append(dl, d)
+			if from == "" || from == a.path {
+				from = a.path
+			} else {
+				from = "another file of the skill"
+			}
+		}
+		if len(dl) == 0 || !text[i] || !s.namesOne(f.Data, dl) {
+			continue
+		}
+		path, note := f.Path, "the file is downloaded in "+from
+		for _, t := range textsOf(f.Data) {
+			if s.text += int64(len(t)); s.text > s.budget.MaxTextBytes {
+				s.overBudget(func(r *Rule, line int, n string) { s.add(r, path, line, n) }, 1)
+				return
+			}
+			v, _ := normalize(t)
+			s.runsOfDownloads(v, shellView(v), dl, func(r *Rule, line int, n string) { s.add(r, path, line, join(note, n)) })
+		}
+	}
+}
+
+// namesOne reports whether data, lower-cased, holds the base name of one
+// of dl.
+func (s *scanner) namesOne(data []byte, dl []download) bool {
+	s.low = slices.Grow(s.low[:0], len(data))[:len(data)]
+	lowerASCII(s.low, data)
+	for _, d := range dl {
+		if bytes.Contains(s.low, []byte(d.base)) {
+			return true
+		}
+	}
+	return false
 }
 
 // evalCalls are the calls that evaluate code they are given.

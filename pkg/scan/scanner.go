@@ -76,8 +76,13 @@ func (p *Pack) Scan(files []archive.File, b Budget) Report {
 		b.MaxDepth = DefaultMaxDepth
 	}
 	s := &scanner{p: p, budget: b, seen: map[findingKey]bool{}, first: map[*Rule]Finding{}}
-	for _, f := range files {
-		s.file(f.Path, f.Data)
+	text := make([]bool, len(files))
+	for i, f := range files {
+		s.path = f.Path
+		text[i] = s.file(f.Path, f.Data)
+	}
+	if len(s.across) > 0 {
+		s.runsAcross(files, text)
 	}
 	for _, r := range p.combos {
 		parts := make([]Finding, 0, len(r.All))
@@ -122,6 +127,10 @@ type scanner struct {
 	// downloads are the downloads of the texts being scanned, for
 	// runsOfDownloads.
 	downloads []download
+	// path is the file being scanned; across are the files its texts,
+	// and those of the files before it, download (runsAcross).
+	path   string
+	across []fileDownload
 	// low is runsOfDownloads' lower-cased text.
 	low []byte
 	// next1 is where patterns next finds each needle.
@@ -132,16 +141,18 @@ type scanner struct {
 // with a note on where it was found when it was inside something.
 type emit func(r *Rule, line int, note string)
 
-// file scans one file of the artifact.
-func (s *scanner) file(path string, data []byte) {
+// file scans one file of the artifact, and reports whether it was read
+// as text.
+func (s *scanner) file(path string, data []byte) bool {
 	top := func(r *Rule, line int, note string) { s.add(r, path, line, note) }
 	s.eicar(data, 0, top)
 	if s.binaryFile(path, data, 0, top) {
-		return
+		return false
 	}
 	for _, t := range textsOf(data) {
 		s.scanText(t, 0, top)
 	}
+	return true
 }
 
 // add records a finding (a signal only as a part for the combinations).
@@ -226,6 +237,9 @@ func (s *scanner) scanText(data []byte, depth int, out emit) {
 	}
 	if len(s.downloads) > base {
 		s.runsOfDownloads(v, sv, s.downloads[base:], out)
+		if depth == 0 {
+			s.noteAcross(s.downloads[base:])
+		}
 		s.downloads = s.downloads[:base]
 	}
 	if s.inComment == 0 {
