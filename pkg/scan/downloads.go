@@ -109,10 +109,15 @@ func downloadedFile(t []byte, start, end int) string {
 		return ""
 	}
 	seg := t[end:min(len(t), end+windowAfter)]
+	var teed []byte
 	for k, c := range seg {
 		if commandEnd[c] {
 			if c == '|' {
-				return "" // piped: the pipe-to-shell rules read it
+				// Piped: the pipe-to-shell rules read it, unless into
+				// tee, which writes the file too (curl URL | tee x.sh).
+				if teed = teeFile(seg[k+1:]); teed == nil {
+					return ""
+				}
 			}
 			seg = seg[:k]
 			break
@@ -183,6 +188,9 @@ func downloadedFile(t []byte, start, end int) string {
 			}
 		}
 	}
+	if teed != nil {
+		out = teed
+	}
 	path := out
 	if len(out) == 0 || string(out) == "-" {
 		if string(out) == "-" || !remote || url == nil {
@@ -200,6 +208,28 @@ func downloadedFile(t []byte, start, end int) string {
 		return ""
 	}
 	return pathKey(path)
+}
+
+// teeFile is the file a pipe into tee, cmd (after the |), writes: its
+// first operand (tee -a x, sudo tee x); nil if cmd is no tee or names none.
+func teeFile(cmd []byte) []byte {
+	toks := bytes.Fields(cmd)
+	i := 0
+	for i < len(toks) && (string(toks[i]) == "sudo" || string(toks[i]) == "doas") {
+		i++
+	}
+	if i == len(toks) || string(toks[i]) != "tee" {
+		return nil
+	}
+	for _, tok := range toks[i+1:] {
+		switch {
+		case commandEnd[tok[0]] || tok[0] == '>':
+			return nil
+		case tok[0] != '-':
+			return unquote(tok)
+		}
+	}
+	return nil
 }
 
 // pathKey is how a downloaded or run file is compared: lower-cased,
@@ -478,8 +508,10 @@ func (s *scanner) namesOne(data []byte, dl []download) bool {
 	return false
 }
 
-// evalCalls are the calls that evaluate code they are given.
-var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function(")}
+// evalCalls are the calls that evaluate code they are given, or run it
+// as a shell command.
+var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function("), []byte("execsync("), []byte("os.system("),
+	[]byte("os.popen(")}
 
 // runOf finds in line (lower-cased) a run of a download of dl found on an
 // earlier line: "file" for a file run, "code" for a variable evaluated,

