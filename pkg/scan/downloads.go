@@ -2,6 +2,7 @@ package scan
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -24,7 +25,7 @@ const (
 )
 
 // fetchWords are the pack's keywords at which a download may start.
-var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests."}
+var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests.", "urlretrieve"}
 
 // download is a file or variable a text fills from the network.
 type download struct {
@@ -45,6 +46,16 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 	if word[t[end-1]] && end < len(t) && (word[t[end]] || t[end] == '-') {
 		return // curl-config, fetch-depth
 	}
+	// urlretrieve(url, path) writes the file path (urllib.request's
+	// urlretrieve is found as a word of its own too).
+	if bytes.EqualFold(t[start:end], []byte("urlretrieve")) {
+		if end < len(t) && t[end] == '(' {
+			if name := retrievedTo(t[end+1 : min(len(t), end+windowAfter)]); name != "" {
+				s.downloads = append(s.downloads, download{name: name, base: baseName(name), off: start})
+			}
+		}
+		return
+	}
 	// A command (curl URL, fetch URL) writes a file; a call (urlopen(,
 	// requests.get(, fetch() returns the download, to a variable.
 	if t[end-1] != '.' && (end == len(t) || t[end] != '(') && !bytes.EqualFold(t[start:end], []byte("urlopen")) {
@@ -64,7 +75,66 @@ func (s *scanner) noteDownload(t []byte, start, end int) {
 	}
 	if name := assignedTo(t[ls:start]); name != "" {
 		s.downloads = append(s.downloads, download{name: name, code: true, off: start})
+	} else if name := writtenTo(t[ls:start]); name != "" {
+		s.downloads = append(s.downloads, download{name: name, base: baseName(name), off: start})
 	}
+}
+
+// writtenFile is a file opened to be written with what a call returns:
+// open("x", "w").write(, Path("x").write_text(.
+var writtenFile = regexp.MustCompile(`(?i)\b(open\(\s*["']([^"'\n]{1,128})["']\s*,\s*["'](w|a|wb|ab|w\+|wb\+)["']\s*\)\s*\.write|path\(\s*["']([^"'\n]{1,128})["']\s*\)\s*\.write_(text|bytes))\(\s*$`)
+
+// writtenTo is the file (pathKey) that pre, the line up to a download
+// call, writes the download to, or "".
+func writtenTo(pre []byte) string {
+	m := writtenFile.FindSubmatch(pre)
+	if m == nil {
+		return ""
+	}
+	path := m[2]
+	if len(path) == 0 {
+		path = m[4]
+	}
+	if name := baseOf(path); len(name) == 0 || dataFile(name) {
+		return ""
+	}
+	return pathKey(path)
+}
+
+// retrievedTo is the file (pathKey) that urlretrieve's arguments, args
+// (after its parenthesis), name second as a string, or "".
+func retrievedTo(args []byte) string {
+	depth := 0
+	for i, c := range args {
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			if depth--; depth < 0 {
+				return ""
+			}
+		case '\n':
+			return ""
+		case ',':
+			if depth > 0 {
+				continue
+			}
+			rest := bytes.TrimLeft(args[i+1:], " \t")
+			if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
+				return ""
+			}
+			k := bytes.IndexByte(rest[1:], rest[0])
+			if k <= 0 || k > maxDownloadName {
+				return ""
+			}
+			path := rest[1 : 1+k]
+			if name := baseOf(path); len(name) == 0 || dataFile(name) {
+				return ""
+			}
+			return pathKey(path)
+		}
+	}
+	return ""
 }
 
 // assignedTo is the variable that pre, the line up to a download call,
@@ -329,8 +399,11 @@ func dataFile(name []byte) bool {
 var interpreters = set("sh", "bash", "zsh", "ksh", "dash", "fish", "source", ".", "python", "python2", "python3", "node",
 	"perl", "ruby", "php", "pwsh", "powershell", "deno", "bun")
 
-// prefixes are the commands that run the command after them.
-var prefixes = set("sudo", "doas", "exec", "nohup", "env", "command", "time", "nice", "then", "do", "else", "run:", "$")
+// prefixes are the commands that run the command after them, and what
+// stands before a command in the files that hold one: a prompt ($, >), a
+// blockquote (>), a list item or a CI step (- run:), a Dockerfile's RUN.
+var prefixes = set("sudo", "doas", "exec", "nohup", "env", "command", "time", "nice", "then", "do", "else", "run:", "run", "$",
+	">", "-", "*")
 
 // runsOfDownloads reports each later line of v (or of the shell view sv)
 // that runs a file or evaluates a variable that an earlier line
@@ -422,8 +495,7 @@ func appendLinesHolding(lines []int, t, n []byte, name bool) []int {
 			break
 		}
 		at, end := from+k, from+k+len(n)
-		if name && (at > 0 && (word[t[at-1]] || t[at-1] == '-' || t[at-1] == '.') ||
-			end < len(t) && (word[t[end]] || t[end] == '-')) {
+		if name && !isName(t, at, end) {
 			from = at + 1
 			continue
 		}
@@ -439,6 +511,13 @@ func appendLinesHolding(lines []int, t, n []byte, name bool) []int {
 		from = i
 	}
 	return lines
+}
+
+// isName reports whether t[at:end] is a name of its own: neither it nor
+// a word it is in goes on past it ("en" is not in "then", nor "x" in
+// "tar -x" or "x.y").
+func isName(t []byte, at, end int) bool {
+	return (at == 0 || !word[t[at-1]] && t[at-1] != '-' && t[at-1] != '.') && (end == len(t) || !word[t[end]] && t[end] != '-')
 }
 
 // fileDownload is a file that a file of the artifact downloads.
@@ -461,11 +540,15 @@ func (s *scanner) noteAcross(dl []download) {
 // was read as text) that runs a file another one downloads: the payload
 // split across files (SKILL.md says curl -o /tmp/x.sh URL, a script runs
 // bash /tmp/x.sh). Whichever comes first, the download is before the run:
-// an agent reads the skill before it runs its scripts. Only the files
+// an agent reads the skill before it runs its scripts. Only the lines
 // naming a download are read again.
 func (s *scanner) runsAcross(files []archive.File, text []bool) {
 	for i, f := range files {
+		if !text[i] {
+			continue
+		}
 		var dl []download
+		var names [][]byte
 		from := ""
 		for _, a := range s.across {
 			if a.path == f.Path {
@@ -474,49 +557,81 @@ func (s *scanner) runsAcross(files []archive.File, text []bool) {
 			d := a.d
 			d.line = 0
 			dl = append(dl, d)
+			if n := []byte(d.base); !slices.ContainsFunc(names, func(b []byte) bool { return bytes.Equal(b, n) }) {
+				names = append(names, n)
+			}
 			if from == "" || from == a.path {
 				from = a.path
 			} else {
 				from = "another file of the skill"
 			}
 		}
-		if len(dl) == 0 || !text[i] || !s.namesOne(f.Data, dl) {
+		if len(dl) == 0 {
 			continue
 		}
 		path, note := f.Path, "the file is downloaded in "+from
 		for _, t := range textsOf(f.Data) {
-			if s.text += int64(len(t)); s.text > s.budget.MaxTextBytes {
+			lines := s.linesNaming(t, names)
+			if lines == nil {
+				continue
+			}
+			if s.text += int64(len(lines)); s.text > s.budget.MaxTextBytes {
 				s.overBudget(func(r *Rule, line int, n string) { s.add(r, path, line, n) }, 1)
 				return
 			}
-			v, _ := normalize(t)
+			v, _ := normalize(lines)
 			s.runsOfDownloads(v, shellView(v), dl, func(r *Rule, line int, n string) { s.add(r, path, line, join(note, n)) })
 		}
 	}
 }
 
-// namesOne reports whether data, lower-cased, holds the base name of one
-// of dl.
-func (s *scanner) namesOne(data []byte, dl []download) bool {
-	s.low = slices.Grow(s.low[:0], len(data))[:len(data)]
-	lowerASCII(s.low, data)
-	for _, d := range dl {
-		if bytes.Contains(s.low, []byte(d.base)) {
-			return true
-		}
+// linesNaming is t with only the lines that hold one of names (as a
+// name, lower-cased), and those continued into them (a line ending in a
+// backslash), each other line left empty, so that a line keeps its
+// number; nil if no line holds one.
+func (s *scanner) linesNaming(t []byte, names [][]byte) []byte {
+	s.low = slices.Grow(s.low[:0], len(t))[:len(t)]
+	lowerASCII(s.low, t)
+	lines := linesHolding(s.low, names, nil)
+	if len(lines) == 0 {
+		return nil
 	}
-	return false
+	var out []byte
+	done := 0 // where the lines not yet written start
+	for _, at := range lines {
+		ls := at
+		for ls > done {
+			prev := bytes.TrimRight(t[done:ls-1], "\r")
+			p := bytes.LastIndexByte(prev, '\n') + 1
+			if !bytes.HasSuffix(prev[p:], []byte("\\")) {
+				break
+			}
+			ls = done + p
+		}
+		for range bytes.Count(t[done:ls], []byte("\n")) {
+			out = append(out, '\n')
+		}
+		le := indexByteFrom(t, at, '\n') + 1
+		if le == 0 {
+			le = len(t)
+		}
+		out = append(out, t[ls:le]...)
+		done = le
+	}
+	return out
 }
 
 // evalCalls are the calls that evaluate code they are given, or run it
 // as a shell command.
 var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function("), []byte("execsync("), []byte("os.system("),
-	[]byte("os.popen(")}
+	[]byte("os.popen("), []byte("runinthiscontext("), []byte("runinnewcontext(")}
 
 // runOf finds in line (lower-cased) a run of a download of dl found on an
 // earlier line: "file" for a file run, "code" for a variable evaluated,
 // and where it starts in line; line(off) is the line of offset off.
 func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
+	// earlier: a download of name is on an earlier line, or, for a
+	// variable, earlier on this one (const t = await …; eval(t)).
 	earlier := func(name string, code bool, off int) bool {
 		ln := -1
 		base := name
@@ -528,7 +643,7 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 				if ln < 0 {
 					ln = lineOf(off)
 				}
-				if d.line < ln {
+				if d.line < ln || code && d.line == ln && assigns(line[:off], name) {
 					return true
 				}
 			}
@@ -569,6 +684,21 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 	return "", 0
 }
 
+// assigns reports whether pre assigns the variable name (name = …).
+func assigns(pre []byte, name string) bool {
+	for i := 0; ; {
+		k := indexFrom(pre, i, name)
+		if k < 0 {
+			return false
+		}
+		i = k + len(name)
+		rest := bytes.TrimLeft(pre[i:], " \t")
+		if (k == 0 || !word[pre[k-1]]) && len(rest) > 1 && rest[0] == '=' && rest[1] != '=' {
+			return true
+		}
+	}
+}
+
 // runVerbs, before a path in inline code, say it is run, not named.
 var runVerbs = [][]byte{[]byte("run"), []byte("exec"), []byte("start"), []byte("launch"), []byte("invoke"), []byte("call")}
 
@@ -586,6 +716,18 @@ func runVerb(pre []byte) bool {
 // set for a path run as a command, which inline code in prose may only
 // name ("edit `./x.sh`").
 func scriptRun(cmd []byte) (name string, at int, bare bool) {
+	if c := bytes.TrimLeft(cmd, " \t"); len(c) > 0 && c[0] == '[' {
+		// A command as a list (subprocess.run(["bash", "x.sh"])): its
+		// words, without the brackets, quotes and commas.
+		cmd = bytes.Map(func(r rune) rune {
+			if strings.ContainsRune(`[]"',`, r) {
+				return ' '
+			}
+			return r
+		}, cmd)
+		name, at, _ = scriptRun(cmd)
+		return name, at, false
+	}
 	toks := bytes.Fields(cmd)
 	i := 0
 	for i < len(toks) && (prefixes[string(toks[i])] || i > 0 && prefixes[string(toks[i-1])] && toks[i][0] == '-' ||
@@ -599,7 +741,7 @@ func scriptRun(cmd []byte) (name string, at int, bare bool) {
 	first := string(bytes.Trim(toks[i], `"'`))
 	if interpreters[first] || strings.HasPrefix(first, "python3.") {
 		for _, tok := range toks[i+1:] {
-			switch a := string(bytes.Trim(tok, `"'`)); {
+			switch a := string(bytes.Trim(tok, `"',`)); {
 			case a == "-c" || a == "-e" || a == "-m" || a == "-" || a == "<":
 				return "", 0, false
 			case a != "" && a[0] != '-':

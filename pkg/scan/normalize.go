@@ -101,6 +101,13 @@ func normalize(data []byte) (*view, invisible) {
 		case r == utf8.RuneError && size == 1:
 			zeroRun = 0
 			out = append(out, b)
+		case r == blackFlag && rgiFlag(data[i:]) > 0:
+			// England's, Scotland's and Wales's flags are tag sequences
+			// on a black flag: an emoji, no hidden text.
+			n := rgiFlag(data[i:])
+			out = append(out, data[i-size:i+n]...)
+			i += n
+			zeroRun = 0
 		case r >= 0xE0000 && r <= 0xE007F:
 			if inv.tagLine == 0 {
 				inv.tagLine = line
@@ -127,6 +134,34 @@ func normalize(data []byte) (*view, invisible) {
 	}
 	v.text = out
 	return v, inv
+}
+
+// blackFlag is the base of a flag emoji tag sequence (U+1F3F4).
+const blackFlag = 0x1F3F4
+
+// rgiFlags are the tag sequences (the subdivision's code in tag letters,
+// then the cancel tag) of the flag emoji Unicode recommends: England,
+// Scotland, Wales.
+var rgiFlags = func() (f [][]byte) {
+	for _, code := range []string{"gbeng", "gbsct", "gbwls"} {
+		var b []byte
+		for _, c := range code {
+			b = utf8.AppendRune(b, 0xE0000+c)
+		}
+		f = append(f, utf8.AppendRune(b, 0xE007F))
+	}
+	return f
+}()
+
+// rgiFlag is the length of the flag tag sequence data starts with (after
+// a black flag), or 0 for none.
+func rgiFlag(data []byte) int {
+	for _, f := range rgiFlags {
+		if bytes.HasPrefix(data, f) {
+			return len(f)
+		}
+	}
+	return 0
 }
 
 // asIs is where the first line of data that normalising changes starts

@@ -396,12 +396,19 @@ func Parse(doc []byte) (*Pack, error) {
 			return nil, fmt.Errorf("scan: rule pack: no rule for detector %q", d)
 		}
 	}
+	// A download is looked for at each fetch word, a keyword of a rule or
+	// not (urlretrieve starts no rule's match).
+	for _, w := range fetchWords {
+		if _, ok := wordIndex[w]; !ok {
+			wordIndex[w] = len(words)
+			words = append(words, w)
+			p.rulesOf = append(p.rulesOf, nil)
+		}
+	}
 	p.keywords = newAutomaton(words)
 	p.fetchWord = make([]bool, len(words))
 	for _, w := range fetchWords {
-		if k, ok := wordIndex[w]; ok {
-			p.fetchWord[k] = true
-		}
+		p.fetchWord[wordIndex[w]] = true
 	}
 	return p, nil
 }

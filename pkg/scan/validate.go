@@ -228,8 +228,9 @@ func cronInstall(t []byte, start, end int) bool {
 
 // programStart is what makes a line appended to a shell start-up file run
 // a program of its own: a background job, a detached or downloaded
-// command, a temporary folder, decoding or eval.
-var programStart = regexp.MustCompile(`(?i)nohup|setsid|disown|curl|wget|/dev/tcp|base64|eval|/tmp/|&\s*$`)
+// command, a temporary folder, decoding (not an eval of a local tool's
+// set-up, eval "$(brew shellenv)", which installers add everywhere).
+var programStart = regexp.MustCompile(`(?i)nohup|setsid|disown|curl|wget|/dev/tcp|base64|/tmp/|&\s*$`)
 
 // maxHeredoc bounds the here-document read after its command.
 const maxHeredoc = 4096
