@@ -36,7 +36,9 @@ archive as an archive. Symbolic links are not followed. Prints, per argument, "<
 "  <file>:<line>: <severity> <rule>: <message>", then the digest an allow in agent-skills.yaml names (a skill
 folder's: of its SKILL.md in a bucket layout, which serves it alone, else of the zip publish packs); with --json, one JSON document (its shape is in the README).
 --block sets the lowest severity that blocks (critical, high, medium or low; default high), as agent-skills.yaml's
-scan.block does.
+scan.block does. scan judges by that alone: it reads no agent-skills.yaml, so a finding a bucket's allow lets
+through still shows here as it is; skilldrop validate judges a file or folder of a bucket under that bucket's
+config (its scan.block and the allows of the entry), as the indexer will.
 
 --rules prints the rule pack instead, the engine version and every rule a finding can name: its id (what an allow
 in agent-skills.yaml lists), category, severity, whether it blocks under --block, and its message; with --json,
@@ -162,7 +164,7 @@ func runScan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			what := "its files as the validator read them, though it refuses the archive"
 			if r.Code == codeTooLargeToScan {
-				what = "what it read"
+				what = "in the part it read; the rest is not scanned"
 			}
 			out.printf("%s %s (%s)\n", r.Verdict, printable(r.Path), what)
 		} else {

@@ -132,7 +132,7 @@ func allows(raw []rawAllow, field string) ([]Allow, error) {
 		}
 		for j, id := range r.Rules {
 			if !ruleID.MatchString(id) {
-				return nil, fail(fmt.Sprintf("%s.rules[%d]", f, j), "%q is not a rule id (as findings name them: prompt-injection.ignore-instructions)", clip(id))
+				return nil, fail(fmt.Sprintf("%s.rules[%d]", f, j), "%q is not a rule id: an allow names each rule it lets through, as a finding names it (<category>.<rule>; skilldrop scan --rules lists them)", clip(id))
 			}
 		}
 		if err := reason(r.Reason, f); err != nil {
