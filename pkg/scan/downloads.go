@@ -543,15 +543,11 @@ func (s *scanner) noteAcross(dl []download) {
 // an agent reads the skill before it runs its scripts. Only the lines
 // naming a download are read again.
 func (s *scanner) runsAcross(files []archive.File, text []bool) {
-	for i, f := range files {
-		if !text[i] {
-			continue
-		}
-		var dl []download
-		var names [][]byte
-		from := ""
+	// The downloads of the other files: of every file for a file that
+	// downloads none, built once.
+	others := func(path string) (dl []download, names [][]byte, from string) {
 		for _, a := range s.across {
-			if a.path == f.Path {
+			if a.path == path {
 				continue
 			}
 			d := a.d
@@ -566,10 +562,24 @@ func (s *scanner) runsAcross(files []archive.File, text []bool) {
 				from = "another file of the skill"
 			}
 		}
-		if len(dl) == 0 {
+		return dl, names, "the file is downloaded in " + from
+	}
+	allDl, allNames, allNote := others("")
+	downloads := map[string]bool{}
+	for _, a := range s.across {
+		downloads[a.path] = true
+	}
+	for i, f := range files {
+		if !text[i] {
 			continue
 		}
-		path, note := f.Path, "the file is downloaded in "+from
+		dl, names, note := allDl, allNames, allNote
+		if downloads[f.Path] {
+			if dl, names, note = others(f.Path); len(dl) == 0 {
+				continue
+			}
+		}
+		path := f.Path
 		for _, t := range textsOf(f.Data) {
 			lines := s.linesNaming(t, names)
 			if lines == nil {
