@@ -378,12 +378,29 @@ func decomment(v *view) *view {
 // (&#124; is |, &nbsp; a blank).
 var noiseMarks = [...]string{"<!--", "/*", "''", `""`, "**", "&#", "&nbsp;"}
 
+// noiseStart are the bytes noiseMarks start with.
+var noiseStart = func() (n [256]bool) {
+	for _, m := range noiseMarks {
+		n[m[0]] = true
+	}
+	return n
+}()
+
 // stripNoise appends line to out without its comments and empty quotes.
 // Where a comment ends is looked for once per place it could, so that a
 // line of openers no closer follows costs one search, not one per opener.
 func stripNoise(out, line []byte) []byte {
 	html, block := closer{end: "-->"}, closer{end: "*/"}
 	for i := 0; i < len(line); {
+		// What starts no noise is copied as it is, in runs.
+		j := i
+		for j < len(line) && !noiseStart[line[j]] {
+			j++
+		}
+		if out = append(out, line[i:j]...); j == len(line) {
+			break
+		}
+		i = j
 		switch {
 		case hasAt(line, i, "<!--"):
 			if k := html.after(line, i+4); k >= 0 {
