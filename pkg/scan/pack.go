@@ -126,6 +126,7 @@ func (p *Pack) needleIndexes(words []string, lowered bool) []int {
 			p.needleOf[key] = k
 			p.needles = append(p.needles, []byte(w))
 			p.lowNeedle = append(p.lowNeedle, lowered)
+			p.needlePairs = append(p.needlePairs, pairBits([]byte(w)))
 		}
 		out = append(out, k)
 	}
@@ -258,7 +259,9 @@ type Pack struct {
 	// needle i is looked for in lower-cased text.
 	needles   [][]byte
 	lowNeedle []bool
-	needleOf  map[string]int
+	// needlePairs[i] are the bits of needle i's pairs (bigrams).
+	needlePairs [][]uint32
+	needleOf    map[string]int
 	// reference is set on the pack the tests compare this one with:
 	// needs ignored, and requires looked for in each window.
 	reference bool

@@ -298,12 +298,30 @@ func (s *scanner) patterns(v *view, out emit) {
 	}
 	next := s.next1
 	clear(next)
+	// sig is the pairs of the lower-cased t[sigFrom:sigTo], a short line
+	// from its first hit on.
+	var sig bigrams
+	sigFrom, sigTo := 0, -1
 	holds := func(ids []int, w []byte, start, we, nl int) bool {
 		if len(ids) == 0 {
 			return true
 		}
-		if nl-start < shortLine || s.p.reference {
+		if s.p.reference {
 			return s.p.containsAny(w, ids)
+		}
+		if nl-start < shortLine {
+			// w is the rest of the line (we is nl): its pairs, those of
+			// the line from its first hit on, tell most needles absent.
+			if start < sigFrom || we > sigTo {
+				sig.of(lowered(start, we))
+				sigFrom, sigTo = start, we
+			}
+			for _, i := range ids {
+				if (!s.p.lowNeedle[i] || sig.mayHold(s.p.needlePairs[i])) && bytes.Contains(w, s.p.needles[i]) {
+					return true
+				}
+			}
+			return false
 		}
 		for _, i := range ids {
 			n, c := s.p.needles[i], &next[i]
