@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +50,54 @@ func BenchmarkScanRepoText(b *testing.B) {
 	reportCPU(b, cpu)
 }
 
+// BenchmarkScanModuleDocs scans third-party technical prose: the
+// markdown of the Go modules this one builds with (moduleDocs: their
+// READMEs, changelogs and guides, about 5 MiB, pinned by go.sum), in
+// copies to 10 MiB.
+func BenchmarkScanModuleDocs(b *testing.B) {
+	files := copiesOf(moduleDocs(b), 10<<20)
+	var n int64
+	for _, f := range files {
+		n += int64(len(f.Data))
+	}
+	scan.Default()
+	b.SetBytes(n)
+	cpu := cpuTime(b)
+	for b.Loop() {
+		scan.Files(files)
+	}
+	reportCPU(b, cpu)
+}
+
+// moduleDocs is the markdown (over 1 KiB) of the modules of the build
+// list but this one, from the module cache (go list -m).
+func moduleDocs(b *testing.B) []archive.File {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{if not .Main}}{{.Dir}}{{end}}", "all").Output()
+	if err != nil {
+		b.Fatalf("go list -m all: %v", err)
+	}
+	var files []archive.File
+	for _, dir := range strings.Fields(string(out)) {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".md" {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err == nil && len(data) > 1<<10 {
+				files = append(files, archive.File{Path: filepath.ToSlash(filepath.Join(filepath.Base(dir), path[len(dir)+1:])), Data: data})
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatalf("reading %s: %v", dir, err)
+		}
+	}
+	if len(files) < 20 {
+		b.Skipf("the module cache holds %d markdown files of the build list: run go mod download first", len(files))
+	}
+	return files
+}
+
 // repoText is the repository's text files (markdown, shell, Python,
 // JavaScript, YAML, JSON) but pkg/scan's own, whose tests hold attacks,
 // and what is built or installed, copied under new paths until they hold
@@ -81,6 +130,11 @@ func repoText(b *testing.B, size int) []archive.File {
 	if err != nil || len(files) < 20 {
 		b.Fatalf("reading the repository's text: %d files, %v", len(files), err)
 	}
+	return copiesOf(files, size)
+}
+
+// copiesOf is files copied under new paths until they hold size bytes.
+func copiesOf(files []archive.File, size int) []archive.File {
 	var out []archive.File
 	for n, i := 0, 0; n < size; i++ {
 		f := files[i%len(files)]
