@@ -354,7 +354,7 @@ func corpus(t testing.TB) []sample {
 		{name: "se-github-token", category: scan.CategorySecret, verdict: scan.Block,
 			text: "export GITHUB_TOKEN=" + githubToken("ghp", "k3Jd8s0QmZp4Xv7Lw2Nc9Rb5Ty1Ha6")},
 		{name: "se-slack-token", category: scan.CategorySecret, verdict: scan.Block,
-			text: "SLACK_TOKEN=" + "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", file: ".env.example"},
+			text: "SLACK_TOKEN=" + "xoxb-" + "730198462517-4819203746152-q7Rk2ZfLw9XbT4mNc8VhJs1D", file: ".env.example"},
 		{name: "se-stripe-key", category: scan.CategorySecret, verdict: scan.Block,
 			text: "stripe.api_key = \"" + "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc9Xk2" + "\""},
 		// executables and bytecode

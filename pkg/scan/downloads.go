@@ -25,7 +25,7 @@ const (
 )
 
 // fetchWords are the pack's keywords at which a download may start.
-var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests.", "urlretrieve"}
+var fetchWords = []string{"curl", "wget", "fetch", "aria2c", "urlopen", "urllib.request", "requests.", "urlretrieve", "downloadstring"}
 
 // download is a file or variable a text fills from the network.
 type download struct {
@@ -141,6 +141,7 @@ func retrievedTo(args []byte) string {
 // assigns ("code = ", "const js = await (await "), or "".
 func assignedTo(pre []byte) string {
 	p := bytes.TrimLeft(pre, " \t")
+	p = bytes.TrimPrefix(p, []byte("$")) // PowerShell's $c = …
 	for _, kw := range []string{"const ", "let ", "var "} {
 		if q, ok := bytes.CutPrefix(p, []byte(kw)); ok {
 			p = bytes.TrimLeft(q, " \t")
@@ -285,10 +286,10 @@ func downloadedFile(t []byte, start, end int) string {
 func teeFile(cmd []byte) []byte {
 	toks := bytes.Fields(cmd)
 	i := 0
-	for i < len(toks) && (string(toks[i]) == "sudo" || string(toks[i]) == "doas") {
+	for i < len(toks) && (bytes.EqualFold(toks[i], []byte("sudo")) || bytes.EqualFold(toks[i], []byte("doas"))) {
 		i++
 	}
-	if i == len(toks) || string(toks[i]) != "tee" {
+	if i == len(toks) || !bytes.EqualFold(toks[i], []byte("tee")) {
 		return nil
 	}
 	for _, tok := range toks[i+1:] {
@@ -403,7 +404,7 @@ var interpreters = set("sh", "bash", "zsh", "ksh", "dash", "fish", "source", "."
 // stands before a command in the files that hold one: a prompt ($, >), a
 // blockquote (>), a list item or a CI step (- run:), a Dockerfile's RUN.
 var prefixes = set("sudo", "doas", "exec", "nohup", "env", "command", "time", "nice", "then", "do", "else", "run:", "run", "$",
-	">", "-", "*")
+	">", "-", "*", "call", "start")
 
 // runsOfDownloads reports each later line of v (or of the shell view sv)
 // that runs a file or evaluates a variable that an earlier line
@@ -634,7 +635,7 @@ func (s *scanner) linesNaming(t []byte, names [][]byte) []byte {
 // evalCalls are the calls that evaluate code they are given, or run it
 // as a shell command.
 var evalCalls = [][]byte{[]byte("exec("), []byte("eval("), []byte("new function("), []byte("execsync("), []byte("os.system("),
-	[]byte("os.popen("), []byte("runinthiscontext("), []byte("runinnewcontext(")}
+	[]byte("os.popen("), []byte("runinthiscontext("), []byte("runinnewcontext("), []byte("invoke-expression "), []byte("iex ")}
 
 // runOf finds in line (lower-cased) a run of a download of dl found on an
 // earlier line: "file" for a file run, "code" for a variable evaluated,
@@ -671,6 +672,7 @@ func runOf(line []byte, dl []download, lineOf func(int) int) (string, int) {
 			if c, ok := bytes.CutPrefix(arg, []byte("compile(")); ok {
 				arg = bytes.TrimLeft(c, " \t")
 			}
+			arg = bytes.TrimPrefix(arg, []byte("$")) // iex $c
 			n := 0
 			for n < len(arg) && word[arg[n]] {
 				n++
@@ -721,6 +723,22 @@ func runVerb(pre []byte) bool {
 	return false
 }
 
+// binDirs are where a command named by its path (/usr/bin/env) is read
+// as the command it names.
+var binDirs = []string{"/bin/", "/usr/bin/", "/usr/local/bin/"}
+
+// command is tok without quotes, and, when it is a prefix or an
+// interpreter named by its path in binDirs, without the path.
+func command(tok []byte) string {
+	c := string(bytes.Trim(tok, `"'`))
+	for _, dir := range binDirs {
+		if b, ok := strings.CutPrefix(c, dir); ok && (interpreters[b] || prefixes[b]) {
+			return b
+		}
+	}
+	return c
+}
+
 // scriptRun is the file a command runs (bash x, ./x, /tmp/x), as pathKey
 // gives it, and where the command starts in cmd; "" for none. bare is
 // set for a path run as a command, which inline code in prose may only
@@ -740,15 +758,15 @@ func scriptRun(cmd []byte) (name string, at int, bare bool) {
 	}
 	toks := bytes.Fields(cmd)
 	i := 0
-	for i < len(toks) && (prefixes[string(toks[i])] || i > 0 && prefixes[string(toks[i-1])] && toks[i][0] == '-' ||
-		bytes.IndexByte(toks[i], '=') > 0 && i > 0 && string(toks[i-1]) == "env") {
+	for i < len(toks) && (prefixes[command(toks[i])] || i > 0 && prefixes[command(toks[i-1])] && toks[i][0] == '-' ||
+		bytes.IndexByte(toks[i], '=') > 0 && i > 0 && command(toks[i-1]) == "env") {
 		i++
 	}
 	if i == len(toks) {
 		return "", 0, false
 	}
 	at = bytes.Index(cmd, toks[i])
-	first := string(bytes.Trim(toks[i], `"'`))
+	first := command(toks[i]) // an interpreter by its path too: /bin/sh x
 	if interpreters[first] || strings.HasPrefix(first, "python3.") {
 		for _, tok := range toks[i+1:] {
 			switch a := string(bytes.Trim(tok, `"',`)); {

@@ -338,6 +338,10 @@ var validators = map[string]func(text []byte, start, end int) bool{
 	"asserted":         asserted,
 	"cited":            cited,
 	"not-browser":      notBrowser,
+	"runs-stdin":       runsStdin,
+	"runs-download":    runsDownload,
+	"not-placeholder":  notPlaceholder,
+	"not-loopback":     notLoopback,
 }
 
 type rawPack struct {

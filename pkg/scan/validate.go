@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"hash/crc32"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -463,6 +465,190 @@ func notBrowser(t []byte, start, end int) bool {
 	for _, w := range browserWords {
 		if bytes.Contains(near, w) {
 			return false
+		}
+	}
+	return true
+}
+
+// runsStdin accepts a pipe into an interpreter (the match ends with its
+// name) that runs what it reads: bare, with flags only, or told to read
+// standard input (python3 -, sh -s, bash /dev/stdin). It refuses one given
+// code of its own (python3 -c, perl -ne, ruby -e, node -e, php -r,
+// python3 -m json.tool) or a script of its own (python3 parse.py), which
+// reads the download as data, unless that code evaluates what it reads
+// (python3 -c "exec(sys.stdin.read())").
+func runsStdin(t []byte, start, end int) bool {
+	m := t[start:end]
+	if k := bytes.LastIndexByte(m, '|'); k >= 0 {
+		m = m[k+1:]
+	}
+	f := bytes.Fields(m)
+	if len(f) == 0 {
+		return true
+	}
+	name := strings.ToLower(strings.Trim(string(f[len(f)-1]), `"'`))
+	if k := strings.LastIndexByte(name, '/'); k >= 0 {
+		name = name[k+1:]
+	}
+	name = strings.TrimRight(name, "0123456789.")
+	codeFlags, ok := inlineCode[name]
+	if !ok || len(f) > 1 && bytes.EqualFold(bytes.Trim(f[0], `"'`), []byte("xargs")) {
+		return true // a shell named otherwise, xargs' arguments as a script, awk: read as run
+	}
+	line := t[end:min(len(t), end+windowAfter)]
+	if k := bytes.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k]
+	}
+	rest := line
+	if k := bytes.IndexAny(rest, "|;&`"); k >= 0 {
+		rest = rest[:k]
+	}
+	args := bytes.Fields(rest)
+	for _, a := range args {
+		arg := strings.Trim(string(a), `"'`)
+		switch {
+		case arg == "-" || arg == "/dev/stdin" || strings.HasPrefix(arg, "/dev/fd/") || strings.HasPrefix(arg, "/proc/self/fd/") ||
+			arg == "-s" && codeFlags[0] == "-c":
+			return true
+		case slices.Contains(codeFlags, arg) || len(arg) > 2 && arg[0] == '-' && arg[1] != '-' && slices.Contains(codeFlags, "-"+arg[len(arg)-1:]):
+			// Code of its own (-ne is -n and -e): a run if it
+			// evaluates its input (the code may hold ; and |).
+			return evaluates(line[bytes.Index(line, a)+len(a):])
+		case strings.HasPrefix(arg, "-"):
+		case scriptFile(arg):
+			return false
+		default:
+			return true // an option's value, or a word: read as run
+		}
+	}
+	return true
+}
+
+// inlineCode are the interpreters that pipe-to-shell names, and the flags
+// that give each code of its own (or a module, python's -m).
+var inlineCode = map[string][]string{
+	"sh": {"-c"}, "bash": {"-c"}, "zsh": {"-c"}, "ksh": {"-c"}, "dash": {"-c"}, "fish": {"-c"}, "csh": {"-c"}, "tcsh": {"-c"},
+	"ash": {"-c"}, "mksh": {"-c"}, "ysh": {"-c"},
+	"python": {"-c", "-m"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "node": {"-e", "-p", "--eval", "--print"},
+	"php": {"-r", "-R", "-B", "-E"},
+}
+
+// evaluates reports whether code evaluates or runs what it is given.
+func evaluates(code []byte) bool {
+	low := bytes.ToLower(code)
+	for _, w := range []string{"exec", "eval", "system", "popen", "spawn", "compile", "function(", "runin", "source", "`", "$("} {
+		if bytes.Contains(low, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptFile reports whether arg names a script (by its extension, or as
+// a path), which an interpreter runs instead of what it reads.
+func scriptFile(arg string) bool {
+	switch strings.ToLower(path.Ext(arg)) {
+	case ".py", ".pl", ".pm", ".rb", ".js", ".mjs", ".cjs", ".ts", ".php", ".sh", ".bash", ".zsh":
+		return true
+	}
+	return strings.Contains(arg, "/")
+}
+
+// runsDownload accepts a download-then-run of one command (curl -o x &&
+// sh x) only where what runs is the file the download wrote: not a data
+// file (a .csv, .yaml or archive, downloadedFile none) read by a program
+// of the user's own (curl -o data.csv URL && python3 analyze.py
+// data.csv). PowerShell's downloads, which downloadedFile does not read,
+// stand.
+func runsDownload(t []byte, start, end int) bool {
+	m := t[start:end]
+	k := 0
+	for k < len(m) && (word[m[k]] || m[k] == '.') {
+		k++
+	}
+	switch strings.ToLower(string(m[:k])) {
+	case "curl", "curl.exe", "wget", "fetch", "aria2c":
+	default:
+		return true
+	}
+	kw := k
+	if strings.HasSuffix(strings.ToLower(string(m[:k])), ".exe") {
+		kw = k - len(".exe")
+	}
+	name := downloadedFile(t, start, start+kw)
+	if name == "" {
+		return false
+	}
+	d := download{name: name, base: baseName(name)}
+	// Each command after the download's, up to the match's end and the
+	// end of the command it ends in.
+	rest := t[start:min(len(t), end+windowAfter)]
+	if i := bytes.IndexByte(rest[end-start:], '\n'); i >= 0 {
+		rest = rest[:end-start+i]
+	}
+	low := bytes.ToLower(rest)
+	seg := 0
+	for i := 0; i <= len(low); i++ {
+		if i < len(low) && !commandEnd[low[i]] {
+			continue
+		}
+		if seg > 0 {
+			if run, _, _ := scriptRun(low[seg:i]); run != "" && samePath(d, run, baseName(run)) {
+				return true
+			}
+		}
+		seg = i + 1
+	}
+	return false
+}
+
+// notPlaceholder refuses a token a part of which (a run of letters and
+// digits of eight or more) is a placeholder, as documentation writes one:
+// at most three characters, repeated (XXXXXXXX, T00000000), or counted out
+// (1234567890, AbCdEfGh).
+func notPlaceholder(t []byte, start, end int) bool {
+	for _, part := range bytes.FieldsFunc(t[start:end], func(r rune) bool {
+		return r >= 0x80 || r == '_' || !word[r]
+	}) {
+		if len(part) < 8 {
+			continue
+		}
+		var seen [256]bool
+		distinct, counted := 0, 0
+		for i, c := range part {
+			if !seen[c] {
+				seen[c] = true
+				distinct++
+			}
+			if i > 0 && (lower[c] == lower[part[i-1]]+1 || c == '0' && part[i-1] == '9') {
+				counted++
+			}
+		}
+		if distinct <= 3 || counted*4 >= (len(part)-1)*3 {
+			return false
+		}
+	}
+	return true
+}
+
+// notLoopback refuses a call whose first argument is a URL on this
+// machine (http://localhost:3000/health, 127.0.0.1, [::1]): a send that
+// never leaves it.
+func notLoopback(t []byte, start, end int) bool {
+	k := bytes.IndexByte(t[start:min(len(t), end+1)], '(')
+	if k < 0 {
+		return true
+	}
+	arg := bytes.TrimLeft(t[start+k+1:min(len(t), start+k+1+64)], " \t")
+	if len(arg) == 0 || arg[0] != '"' && arg[0] != '\'' && arg[0] != '`' {
+		return true
+	}
+	u := strings.ToLower(string(arg[1:]))
+	for _, host := range []string{"localhost", "127.0.0.1", "[::1]", "0.0.0.0"} {
+		for _, scheme := range []string{"http://", "https://"} {
+			if h, ok := strings.CutPrefix(u, scheme+host); ok && h != "" && strings.ContainsRune(":/\"'`", rune(h[0])) {
+				return false
+			}
 		}
 	}
 	return true
