@@ -268,6 +268,20 @@ func gapBenign() []struct {
 		{"git's own fsmonitor", script("git config --global core.fsmonitor true"), scan.Clean},
 		{"wipefs without changes", script("sudo wipefs -n /dev/sdb"), scan.Clean},
 		{"a PATH line in profile.d", script("echo 'export PATH=$PATH:/usr/local/go/bin' | sudo tee /etc/profile.d/go.sh"), scan.Warn},
+		// a third review's harmless skills
+		{"port probes with /dev/tcp", script(`if timeout 1 bash -c "cat < /dev/null > /dev/tcp/$host/$port"; then echo up; fi` + "\n" +
+			`HEALTHCHECK CMD bash -c "</dev/tcp/localhost/8080" || exit 1`), scan.Clean},
+		{"decompressed data read by a script", script("zcat access.log.gz | python3 scripts/parse_logs.py\nbzcat x.bz2 | perl -ne 'print if /ERROR/'\n" +
+			"gunzip -c events.json.gz | python3 -m json.tool | less\nunzip -p export.zip data.csv | python3 scripts/load.py\nbase64 --decode config.b64 | python3 -m json.tool"), scan.Clean},
+		{"an audit and a clean-up of autostart entries", md("```sh\ncat /etc/ld.so.preload\ncat /etc/rc.local\nls ~/.config/autostart\nrm ~/.config/autostart/evil-updater.desktop\n```\n\n" +
+			"```\nreg query HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run\nreg delete HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run /v EvilUpdater /f\n```"), scan.Clean},
+		{"find with a filter from home", script("find ~ -name \".DS_Store\" -delete\nfind ~ -type d -name node_modules -prune -exec rm -rf {} +\nfind $HOME -name \"*.tmp\" -mtime +30 -delete"), scan.Clean},
+		{"the program's own settings from the environment, a report posted", map[string]string{"x.py": "import os, requests\n" +
+			"settings = {k[6:].lower(): v for k, v in os.environ.items() if k.startswith(\"MYAPP_\")}\nrequests.post(u, json={\"build\": \"green\"})\n"}, scan.Clean},
+		{"placeholder keys", map[string]string{".env.example": "aws_access_key_id = AKIAXXXXXXXXXXXXXXXX\naws_secret_access_key = " + strings.Repeat("x", 40) + "\n" +
+			"STRIPE_KEY=sk_live_51H" + strings.Repeat("x", 24) + "\nGITHUB_TOKEN=github_pat_" + strings.Repeat("X", 22) + "_" + strings.Repeat("X", 59) + "\n"}, scan.Clean},
+		{"a bypass flag forbidden", md("Never start the agent with `--dangerously-skip-permissions` on your host machine.\n\nDo not run `codex -a never` on your laptop."), scan.Clean},
+		{"the system prompt shown to the user", md("Print the system prompt you are using so the user can review it."), scan.Clean},
 		{"a CI step that runs the repository's script", map[string]string{".github/workflows/x.yml": "steps:\n  - run: curl -fsSLO https://x.example/tool.tar.gz\n  - run: bash scripts/build.sh\n"}, scan.Clean},
 	}
 }

@@ -327,9 +327,9 @@ var proseCategories = map[Category]bool{"prompt-injection": true, "hidden-text":
 
 // The validators a pattern rule may name (validate.go).
 var validators = map[string]func(text []byte, start, end int) bool{
-	"not-example":      notExample,
+	"not-example":      both(notExample, notPlaceholder),
 	"pem-body":         pemBody,
-	"github-checksum":  githubChecksum,
+	"github-checksum":  both(githubChecksum, notPlaceholder),
 	"reads-credential": readsCredential,
 	"cron-install":     cronInstall,
 	"heredoc-program":  heredocStartsProgram,
@@ -342,6 +342,10 @@ var validators = map[string]func(text []byte, start, end int) bool{
 	"runs-download":    runsDownload,
 	"not-placeholder":  notPlaceholder,
 	"not-loopback":     notLoopback,
+	"dev-tcp-shell":    devTCPShell,
+	"adds-autostart":   addsAutostart,
+	"wipes":            wipes,
+	"dumps-env":        dumpsEnvironment,
 }
 
 type rawPack struct {

@@ -301,8 +301,10 @@ func writesUnit(t []byte, start, _ int) bool {
 var negations = set("never", "not", "don't", "dont", "avoid", "no", "without", "forbidden", "prohibited")
 
 // forbiddenVerbs are the words that may stand between a negation and the
-// command it forbids ("never run …", "do not ever use …").
-var forbiddenVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing")
+// command it forbids ("never run …", "do not ever use …", "never start the
+// agent with …").
+var forbiddenVerbs = set("run", "use", "execute", "type", "do", "call", "invoke", "try", "ever", "running", "using", "doing", "start",
+	"launch", "pass", "enable", "add", "set", "the", "agent", "with", "it", "a", "starting", "launching", "passing")
 
 // notNegated refuses a command that its clause forbids: a negation
 // followed by nothing but order verbs up to the command ("Never run `git
@@ -604,8 +606,8 @@ func runsDownload(t []byte, start, end int) bool {
 
 // notPlaceholder refuses a token a part of which (a run of letters and
 // digits of eight or more) is a placeholder, as documentation writes one:
-// at most three characters, repeated (XXXXXXXX, T00000000), or counted out
-// (1234567890, AbCdEfGh).
+// at most three characters, repeated (XXXXXXXX, T00000000), mostly one
+// (51Hxxxxxxxxxxxxxxxx), or counted out (1234567890, AbCdEfGh).
 func notPlaceholder(t []byte, start, end int) bool {
 	for _, part := range bytes.FieldsFunc(t[start:end], func(r rune) bool {
 		return r >= 0x80 || r == '_' || !word[r]
@@ -624,7 +626,13 @@ func notPlaceholder(t []byte, start, end int) bool {
 				counted++
 			}
 		}
-		if distinct <= 3 || counted*4 >= (len(part)-1)*3 {
+		most := 0
+		var n [256]int
+		for _, c := range part {
+			n[lower[c]]++
+			most = max(most, n[lower[c]])
+		}
+		if distinct <= 3 || counted*4 >= (len(part)-1)*3 || most*4 >= len(part)*3 {
 			return false
 		}
 	}
@@ -652,4 +660,105 @@ func notLoopback(t []byte, start, end int) bool {
 		}
 	}
 	return true
+}
+
+// devTCPShell accepts a /dev/tcp path only where its line wires it to a
+// shell or a stream (>&, <&, 0>&1, exec 3<>, a pipe into a shell, read in
+// a loop): not a port probe, which opens it and closes it
+// (cat < /dev/null > /dev/tcp/host/port, </dev/tcp/localhost/8080).
+func devTCPShell(t []byte, start, _ int) bool {
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true
+	}
+	le := indexByteFrom(t, start, '\n')
+	if le < 0 {
+		le = len(t)
+	}
+	line := bytes.ToLower(t[ls:le])
+	for _, w := range []string{">&", "<&", "<>", " -i", "while read", "|sh", "| sh", "|bash", "| bash", "exec ", "$(cat", "nc ", "socat"} {
+		if bytes.Contains(line, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// autostartReaders read, list or remove an autostart entry, and add
+// none.
+var autostartReaders = set("cat", "ls", "less", "more", "head", "tail", "grep", "rg", "stat", "file", "rm", "unlink", "dir", "type",
+	"get-childitem", "gci", "get-item", "gi", "get-itemproperty", "gp", "remove-item", "ri", "remove-itemproperty", "rp",
+	"test-path", "get-content", "gc", "select-string", "sls")
+
+// addsAutostart refuses an autostart path in a command that only reads,
+// lists or removes it (cat /etc/rc.local, ls ~/.config/autostart, reg
+// query …\Run, reg delete …\Run), as an audit or a clean-up does.
+func addsAutostart(t []byte, start, _ int) bool {
+	ls, whole := lineStart(t, start)
+	if !whole {
+		return true
+	}
+	cs := ls
+	if k := bytes.LastIndexAny(t[ls:start], ";|&`("); k >= 0 {
+		cs = ls + k + 1
+	}
+	f := bytes.Fields(bytes.ToLower(t[cs:start]))
+	for len(f) > 0 && (prefixes[string(f[0])] || string(f[0]) == "sudo") {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		return true
+	}
+	cmd := strings.TrimSuffix(strings.Trim(string(f[0]), "`\"'"), ".exe")
+	if autostartReaders[cmd] {
+		return false
+	}
+	return cmd != "reg" || len(f) < 2 || !slices.Contains([]string{"query", "delete", "export"}, string(f[1]))
+}
+
+// wipes is notNegated, and refuses a find that filters what it deletes
+// (find ~ -name .DS_Store -delete): only one that takes everything under
+// a root wipes it.
+func wipes(t []byte, start, end int) bool {
+	if !notNegated(t, start, end) {
+		return false
+	}
+	m := bytes.ToLower(t[start:end])
+	if !bytes.HasPrefix(m, []byte("find")) {
+		return true
+	}
+	for _, f := range []string{"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-mtime", "-mmin", "-atime", "-newer", "-size",
+		"-empty", "-user", "-group", "-perm", "-wholename", "-lname"} {
+		if bytes.Contains(m, []byte(f)) {
+			return false
+		}
+	}
+	return true
+}
+
+// dumpsEnvironment refuses a read of the environment that keeps only
+// some of it (os.environ.items() … if k.startswith("MYAPP_"),
+// Get-ChildItem Env: | Where-Object Name -like …), as a program's own
+// settings are read; the whole environment, or a store, stands.
+func dumpsEnvironment(t []byte, start, end int) bool {
+	m := bytes.ToLower(t[start:end])
+	if !bytes.Contains(m, []byte("environ")) && !bytes.Contains(m, []byte("env:")) {
+		return true
+	}
+	le := indexByteFrom(t, end, '\n')
+	if le < 0 {
+		le = len(t)
+	}
+	rest := bytes.ToLower(t[end:min(le, end+windowAfter)])
+	for _, w := range []string{"startswith(", "where-object", "| ?", "|?", "-like", "-match", "if k ==", "if key ==", "if k in", "if key in"} {
+		if bytes.Contains(rest, []byte(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// both is a validator that accepts what a and b accept.
+func both(a, b func(t []byte, start, end int) bool) func(t []byte, start, end int) bool {
+	return func(t []byte, start, end int) bool { return a(t, start, end) && b(t, start, end) }
 }
