@@ -346,6 +346,7 @@ var validators = map[string]func(text []byte, start, end int) bool{
 	"adds-autostart":   addsAutostart,
 	"wipes":            wipes,
 	"dumps-env":        dumpsEnvironment,
+	"conceals":         concealsDoings,
 }
 
 type rawPack struct {

@@ -762,3 +762,41 @@ func dumpsEnvironment(t []byte, start, end int) bool {
 func both(a, b func(t []byte, start, end int) bool) func(t []byte, start, end int) bool {
 	return func(t []byte, start, end int) bool { return a(t, start, end) && b(t, start, end) }
 }
+
+// concealCues, in what follows "do not tell the user", name what the
+// agent does or did: what a hostile instruction keeps from the user.
+var concealCues = []string{"that", "about", "this", "these", "those", "what you", "anything", "any of", "you ", "we ", "step", "command",
+	"script", "file", "upload", "sent", "send", "ran", "run", "install", "key", "token", "credential", "secret"}
+
+// concealsDoings refuses "do not tell (show, let) the user …" where what
+// follows is the user's own data or a plan (… their password, … the raw
+// HTML, … what you are about to do): a rule of style. Nothing following,
+// or words of what the agent does (… that you did, … about this step),
+// stand; so do the other forms (hide this from the user, without telling
+// the user).
+func concealsDoings(t []byte, start, end int) bool {
+	m := bytes.ToLower(t[start:end])
+	if !bytes.HasPrefix(m, []byte("do")) && !bytes.HasPrefix(m, []byte("never")) || !bytes.HasSuffix(m, []byte("user")) &&
+		!bytes.HasSuffix(m, []byte("human")) || bytes.Contains(m, []byte(" to the ")) {
+		return true
+	}
+	rest := t[end:min(len(t), end+100)]
+	if k := bytes.IndexAny(rest, ".;:!?,\n"); k >= 0 {
+		rest = rest[:k]
+	}
+	low := bytes.TrimSpace(bytes.ToLower(rest))
+	if len(low) == 0 {
+		return true
+	}
+	for _, plan := range []string{"what you're about to", "what you are about to", "what you will", "what you'll"} {
+		if bytes.HasPrefix(low, []byte(plan)) {
+			return false
+		}
+	}
+	for _, c := range concealCues {
+		if bytes.Contains(low, []byte(c)) {
+			return true
+		}
+	}
+	return false
+}
