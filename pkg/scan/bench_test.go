@@ -19,30 +19,23 @@ import (
 // BenchmarkScanText scans 10 MiB of benign skill text (tenMiB: prose,
 // shell and Python with the words the rules look for); its MB/s is the
 // throughput on one core.
-func BenchmarkScanText(b *testing.B) {
-	files := []archive.File{{Path: "big.md", Data: tenMiB()}}
-	scan.Default() // the pack is compiled once per process, not per scan
-	b.SetBytes(int64(len(files[0].Data)))
-	b.ReportAllocs()
-	cpu := cpuTime(b)
-	for b.Loop() {
-		scan.Files(files)
-	}
-	reportCPU(b, cpu)
-}
+func BenchmarkScanText(b *testing.B) { benchScan(b, []archive.File{{Path: "big.md", Data: tenMiB()}}) }
 
 // BenchmarkScanRepoText scans real technical text: this repository's own
 // documentation, scripts and configuration (repoText), about 330 KiB, in
 // copies to 10 MiB, one file for each of its files. It is denser in what
 // the rules look for than most skills are: the README shows the attacks.
-func BenchmarkScanRepoText(b *testing.B) {
-	files := repoText(b, 10<<20)
+func BenchmarkScanRepoText(b *testing.B) { benchScan(b, repoText(b, 10<<20)) }
+
+// benchScan measures scanning files, in bytes and processor time.
+func benchScan(b *testing.B, files []archive.File) {
 	var n int64
 	for _, f := range files {
 		n += int64(len(f.Data))
 	}
-	scan.Default()
+	scan.Default() // the pack is compiled once per process, not per scan
 	b.SetBytes(n)
+	b.ReportAllocs()
 	cpu := cpuTime(b)
 	for b.Loop() {
 		scan.Files(files)
@@ -54,20 +47,7 @@ func BenchmarkScanRepoText(b *testing.B) {
 // markdown of the Go modules this one builds with (moduleDocs: their
 // READMEs, changelogs and guides, about 5 MiB, pinned by go.sum), in
 // copies to 10 MiB.
-func BenchmarkScanModuleDocs(b *testing.B) {
-	files := copiesOf(moduleDocs(b), 10<<20)
-	var n int64
-	for _, f := range files {
-		n += int64(len(f.Data))
-	}
-	scan.Default()
-	b.SetBytes(n)
-	cpu := cpuTime(b)
-	for b.Loop() {
-		scan.Files(files)
-	}
-	reportCPU(b, cpu)
-}
+func BenchmarkScanModuleDocs(b *testing.B) { benchScan(b, copiesOf(moduleDocs(b), 10<<20)) }
 
 // moduleDocs is the markdown (over 1 KiB) of the modules of the build
 // list but this one, from the module cache (go list -m).

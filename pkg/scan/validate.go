@@ -581,27 +581,15 @@ func runsDownload(t []byte, start, end int) bool {
 	if name == "" {
 		return false
 	}
-	d := download{name: name, base: baseName(name)}
-	// Each command after the download's, up to the match's end and the
-	// end of the command it ends in.
+	// The commands after the download's, up to the end of the line the
+	// match ends on, read as the detector reads a later line's (the
+	// download on a line before it).
 	rest := t[start:min(len(t), end+windowAfter)]
 	if i := bytes.IndexByte(rest[end-start:], '\n'); i >= 0 {
 		rest = rest[:end-start+i]
 	}
-	low := bytes.ToLower(rest)
-	seg := 0
-	for i := 0; i <= len(low); i++ {
-		if i < len(low) && !commandEnd[low[i]] {
-			continue
-		}
-		if seg > 0 {
-			if run, _, _ := scriptRun(low[seg:i]); run != "" && samePath(d, run, baseName(run)) {
-				return true
-			}
-		}
-		seg = i + 1
-	}
-	return false
+	run, _ := runOf(bytes.ToLower(rest), []download{{name: name, base: baseName(name), line: -1}}, func(int) int { return 0 })
+	return run == "file"
 }
 
 // notPlaceholder refuses a token a part of which (a run of letters and
